@@ -1,0 +1,43 @@
+// Pieces every CLI command shares: option parsers, config loading and failure reporting.
+import { InvalidArgumentError } from 'commander';
+import { ConfigError, loadConfig, type Config } from '../config';
+import { StartupError, ensureDataDir } from '../server/supervisor';
+import { UwsUnavailableError } from '../http/uws';
+
+export interface CommonOptions {
+  data: string;
+  config?: string;
+}
+
+export function intOption(min: number, max: number) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`expected an integer from ${min} to ${max}.`);
+    const n = Number(value);
+    if (n < min || n > max) throw new InvalidArgumentError(`expected an integer from ${min} to ${max}.`);
+    return n;
+  };
+}
+
+export function commandConfig(opts: CommonOptions, overrides?: NonNullable<Parameters<typeof loadConfig>[0]>['overrides']): Config {
+  return loadConfig({ file: opts.config, overrides });
+}
+
+/** Opens (creating if needed) the data directory for a command. */
+export function dataDirOf(opts: CommonOptions): string {
+  return ensureDataDir(opts.data);
+}
+
+/** Exit codes: 2 for a bad flag, value or configuration; 1 for anything that failed at run time. */
+export function fail(err: unknown): never {
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`perch: ${message.split('\n')[0]}\n`);
+  process.exit(err instanceof ConfigError ? 2 : 1);
+}
+
+export function isOperatorError(err: unknown): boolean {
+  return err instanceof ConfigError || err instanceof StartupError || err instanceof UwsUnavailableError;
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value) + '\n');
+}

@@ -1,0 +1,69 @@
+// `perch` — the command line of the appliance.
+import { Command, CommanderError, Option } from 'commander';
+import { fail, intOption } from './common';
+import { serveCommand } from './serve';
+import { migrateCommand } from './migrate';
+import { keygenCommand, keysListCommand, keysRevokeCommand } from './keys';
+import { statusCommand } from './status';
+
+function withCommon(cmd: Command): Command {
+  return cmd
+    .option('--data <dir>', 'data directory', './data')
+    .option('--config <file>', 'JSON file deep-merged over config/default.json');
+}
+
+export function buildProgram(): Command {
+  const program = new Command('perch')
+    .description('A self-hosted short-link service and microblog in one appliance.')
+    .version(require('../../../package.json').version as string)
+    .showSuggestionAfterError(true);
+
+  withCommon(program.command('serve').description('run the HTTP server'))
+    .addOption(new Option('--port <n>', 'port to listen on (0: any free port)').argParser(intOption(0, 65535)))
+    .addOption(new Option('--host <addr>', 'address to listen on'))
+    .addOption(new Option('--threads <n>', 'HTTP threads sharing the port').argParser(intOption(1, 64)))
+    .action((opts) => serveCommand(opts));
+
+  withCommon(program.command('migrate').description('apply pending database migrations')).action((opts) => migrateCommand(opts));
+
+  withCommon(program.command('keygen').description('create an API key (and the user, if new)'))
+    .requiredOption('--user <handle>', 'handle of the user: 1-30 of A-Z a-z 0-9 _')
+    .option('--admin', 'the key may manage every user\'s links', false)
+    .option('--json', 'print one JSON line', false)
+    .action((opts) => keygenCommand(opts));
+
+  const keys = program.command('keys').description('list and revoke API keys');
+  withCommon(keys.command('list').description('list key ids (never the keys themselves)'))
+    .option('--user <handle>', 'only this user\'s keys')
+    .option('--json', 'print JSON', false)
+    .action((opts) => keysListCommand(opts));
+  withCommon(keys.command('revoke').description('revoke a key by its id').argument('<key-id>', 'id from `perch keys list`'))
+    .action((keyId, opts) => keysRevokeCommand(keyId, opts));
+
+  withCommon(program.command('status').description('show store counts, queue lags and node leases'))
+    .option('--json', 'print JSON', false)
+    .action((opts) => statusCommand(opts));
+
+  // Every command, nested ones too: a bad flag or value prints one line and exits 2.
+  const configure = (cmd: Command) => {
+    cmd.exitOverride();
+    cmd.configureOutput({ outputError: (str, write) => write(str.trim().split('\n')[0] + '\n') });
+    cmd.commands.forEach(configure);
+  };
+  configure(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) process.exit(0);
+      if (err.code === 'commander.executeSubCommandAsync') process.exit(err.exitCode);
+      process.exit(2);
+    }
+    fail(err);
+  }
+}

@@ -1,0 +1,15 @@
+import { migrate, openSqlite, currentSchemaVersion } from '../store/sqlite';
+import { commandConfig, dataDirOf, type CommonOptions } from './common';
+
+export function migrateCommand(opts: CommonOptions): void {
+  commandConfig(opts);
+  const db = openSqlite(dataDirOf(opts));
+  try {
+    const applied = migrate(db);
+    for (const m of applied) process.stdout.write(`applied ${String(m.version).padStart(3, '0')} ${m.name}\n`);
+    const version = currentSchemaVersion(db);
+    process.stdout.write(applied.length ? `schema is at version ${version}\n` : `nothing to apply; schema is at version ${version}\n`);
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,38 @@
+// perch status: what the stores hold and how far background work lags, read straight from the
+// data directory (works whether or not the server is running).
+import { migrate, openSqlite, currentSchemaVersion } from '../store/sqlite';
+import { openHotStore } from '../store/lmdb';
+import { liveLeases } from '../store/node-lease';
+import { commandConfig, dataDirOf, printJson, type CommonOptions } from './common';
+
+interface StatusOptions extends CommonOptions {
+  json: boolean;
+}
+
+export async function statusCommand(opts: StatusOptions): Promise<void> {
+  commandConfig(opts);
+  const dir = dataDirOf(opts);
+  const db = openSqlite(dir);
+  migrate(db);
+  const hot = openHotStore(dir);
+  try {
+    const count = (table: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+    const status = {
+      data_dir: dir,
+      schema_version: currentSchemaVersion(db),
+      counts: { users: count('users'), api_keys: count('api_keys') },
+      node_leases: liveLeases(hot).map((l) => ({ node_id: l.nodeId, pid: l.pid, thread: l.threadId, expires_at: new Date(l.expiresAt).toISOString() })),
+    };
+    if (opts.json) {
+      printJson(status);
+      return;
+    }
+    process.stdout.write(`data dir        ${status.data_dir}\n`);
+    process.stdout.write(`schema version  ${status.schema_version}\n`);
+    for (const [k, v] of Object.entries(status.counts)) process.stdout.write(`${k.padEnd(16)}${v}\n`);
+    process.stdout.write(`node leases     ${status.node_leases.map((l) => `${l.node_id} (pid ${l.pid})`).join(', ') || 'none'}\n`);
+  } finally {
+    db.close();
+    await hot.close();
+  }
+}

@@ -1,0 +1,154 @@
+// Configuration: config/default.json holds every default, `--config FILE` deep-merges a JSON file
+// over it, and PERCH_<SECTION>_<KEY> environment variables override single leaf values. The result
+// is validated by one strict zod schema, so an unknown key or a wrong type stops start-up with a
+// single line that names the offending key.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+const positive = z.number().positive();
+const nonNegInt = z.number().int().nonnegative();
+const bucket = z.strictObject({ capacity: z.number().int().positive(), refill_per_second: positive });
+const failMode = z.enum(['open', 'closed']);
+
+export const configSchema = z.strictObject({
+  server: z.strictObject({
+    host: z.string().min(1),
+    port: z.number().int().min(0).max(65535),
+    threads: z.number().int().min(1).max(64),
+    public_origin: z.url(),
+    trusted_proxies: z.array(z.string().min(1)),
+    shutdown_timeout_seconds: z.number().positive().max(60),
+  }),
+  log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']) }),
+  limits: z.strictObject({
+    shorten: bucket.extend({ burst_per_second: z.number().int().positive(), daily_quota: z.number().int().positive() }),
+    redirect: bucket,
+    search: z.strictObject({ recent: bucket, relevance: bucket }),
+    on_store_error: z.strictObject({ shorten: failMode, search: failMode, redirect: failMode }),
+  }),
+  links: z.strictObject({
+    code_length: z.number().int().min(4).max(32),
+    cache_ttl_seconds: positive,
+    blocklist: z.array(z.string().min(1)),
+  }),
+  anomaly: z.strictObject({
+    max_links: z.number().int().positive(),
+    window_seconds: positive,
+    max_same_domain: z.number().int().positive(),
+    domain_window_seconds: positive,
+    cooloff_seconds: positive,
+  }),
+  social: z.strictObject({ celebrity_followers: nonNegInt, timeline_cap: z.number().int().min(1).max(100000) }),
+  notifications: z.strictObject({ aggregation_window_seconds: nonNegInt }),
+  suggest: z.strictObject({ half_life_hours: positive }),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+/** A configuration problem, reported to the operator as one line. */
+export class ConfigError extends Error {}
+
+export const DEFAULT_CONFIG_PATH = join(__dirname, '..', '..', 'config', 'default.json');
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+function isPlainObject(v: unknown): v is Record<string, Json> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Deep-merges `over` onto `base`: objects merge key by key, everything else (arrays too) replaces. */
+export function deepMerge(base: Json, over: Json): Json {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over;
+  const out: Record<string, Json> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = k in out ? deepMerge(out[k], v) : v;
+  return out;
+}
+
+function readJsonFile(path: string): Json {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  try {
+    return JSON.parse(text) as Json;
+  } catch (err) {
+    throw new ConfigError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+/** Every leaf path of the defaults, keyed by its environment variable name. */
+function envNames(defaults: Json, prefix: string[] = [], out = new Map<string, string[]>()): Map<string, string[]> {
+  if (isPlainObject(defaults)) {
+    for (const [k, v] of Object.entries(defaults)) envNames(v, [...prefix, k], out);
+  } else {
+    out.set('PERCH_' + prefix.join('_').toUpperCase(), prefix);
+  }
+  return out;
+}
+
+function setPath(target: Record<string, Json>, path: string[], value: Json): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    if (!isPlainObject(node[key])) node[key] = {};
+    node = node[key] as Record<string, Json>;
+  }
+  node[path[path.length - 1]] = value;
+}
+
+/** Parses an environment value in the type of the default it overrides. */
+function parseEnvValue(name: string, raw: string, current: Json): Json {
+  if (typeof current === 'string') return raw;
+  try {
+    return JSON.parse(raw) as Json;
+  } catch {
+    throw new ConfigError(`${name}: expected a ${Array.isArray(current) ? 'JSON array' : typeof current}, got ${JSON.stringify(raw)}`);
+  }
+}
+
+function getPath(obj: Json, path: string[]): Json {
+  let node: Json = obj;
+  for (const key of path) node = isPlainObject(node) ? node[key] : null;
+  return node;
+}
+
+export interface LoadOptions {
+  file?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Values from command-line flags, applied last. */
+  overrides?: Record<string, Json>;
+}
+
+export function loadConfig(opts: LoadOptions = {}): Config {
+  const defaults = readJsonFile(DEFAULT_CONFIG_PATH);
+  let merged = defaults;
+  if (opts.file) merged = deepMerge(merged, readJsonFile(opts.file));
+
+  const env = opts.env ?? process.env;
+  const names = envNames(defaults);
+  const fromEnv: Record<string, Json> = {};
+  for (const [name, raw] of Object.entries(env)) {
+    if (!name.startsWith('PERCH_') || raw === undefined) continue;
+    const path = names.get(name);
+    if (!path) throw new ConfigError(`unknown configuration variable ${name}`);
+    setPath(fromEnv, path, parseEnvValue(name, raw, getPath(defaults, path)));
+  }
+  merged = deepMerge(merged, fromEnv);
+  if (opts.overrides) merged = deepMerge(merged, opts.overrides);
+  return validateConfig(merged);
+}
+
+export function validateConfig(value: unknown): Config {
+  const result = configSchema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  let path = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const key = [...issue.path.map(String), issue.keys[0]].join('.');
+    throw new ConfigError(`unknown configuration key ${key}`);
+  }
+  if (!path) path = '(root)';
+  throw new ConfigError(`invalid configuration key ${path}: ${issue.message}`);
+}

@@ -1,0 +1,94 @@
+// Every error the API can answer, in one place: a code, a status and a default message.
+// Handlers throw an HttpError; the HTTP layer turns it into the contract's error body.
+
+export const ERRORS = {
+  invalid_request: { status: 400, message: 'The request is invalid.' },
+  unauthorized: { status: 401, message: 'A valid API key is required.' },
+  forbidden: { status: 403, message: 'You are not allowed to do this.' },
+  not_found: { status: 404, message: 'Not found.' },
+  method_not_allowed: { status: 405, message: 'This method is not allowed on this path.' },
+  gone: { status: 410, message: 'This link has expired.' },
+  payload_too_large: { status: 413, message: 'The request body is too large.' },
+  unsupported_media_type: { status: 415, message: 'Unsupported Content-Type.' },
+  rate_limited: { status: 429, message: 'Too many requests; slow down.' },
+  internal: { status: 500, message: 'Something went wrong on our side.' },
+  unavailable: { status: 503, message: 'The service is temporarily unavailable; try again shortly.' },
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class HttpError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message ?? ERRORS[code].message);
+    this.status = ERRORS[code].status;
+  }
+
+  body(): Record<string, unknown> {
+    return { error: this.code, message: this.message, ...this.extra };
+  }
+}
+
+export function invalidRequest(details: ErrorDetail[], message = 'The request is invalid.'): HttpError {
+  return new HttpError('invalid_request', message, { details });
+}
+
+export function invalidField(path: string, message: string): HttpError {
+  return invalidRequest([{ path, message }], `${path}: ${message}`);
+}
+
+export function notFound(message = 'Not found.'): HttpError {
+  return new HttpError('not_found', message);
+}
+
+export function unauthorized(message?: string): HttpError {
+  return new HttpError('unauthorized', message, {}, { 'WWW-Authenticate': 'Bearer' });
+}
+
+export function forbidden(message?: string): HttpError {
+  return new HttpError('forbidden', message);
+}
+
+export function methodNotAllowed(allow: string): HttpError {
+  return new HttpError('method_not_allowed', undefined, {}, { Allow: allow });
+}
+
+/** 429 with the contract's retry hints; `retryAfterSeconds` is already rounded up and at least 1. */
+export function rateLimited(retryAfterSeconds: number, message?: string): HttpError {
+  const s = Math.max(1, Math.ceil(retryAfterSeconds));
+  return new HttpError('rate_limited', message, { retry_after_seconds: s }, { 'Retry-After': String(s) });
+}
+
+export function unavailable(retryAfterSeconds: number, message?: string): HttpError {
+  const s = Math.max(1, Math.ceil(retryAfterSeconds));
+  return new HttpError('unavailable', message, { retry_after_seconds: s }, { 'Retry-After': String(s) });
+}
+
+export const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK',
+  201: '201 Created',
+  204: '204 No Content',
+  302: '302 Found',
+  304: '304 Not Modified',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  410: '410 Gone',
+  413: '413 Payload Too Large',
+  415: '415 Unsupported Media Type',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
+};

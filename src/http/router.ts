@@ -1,0 +1,348 @@
+// uWS glue: registers route tables on a uWS app, reads what a handler needs from the stack-bound
+// HttpRequest before anything asynchronous happens, reads bodies with the contract's limits,
+// authenticates, and turns replies and thrown errors into responses. 404 and 405 (with Allow)
+// are answered here, so capabilities only describe their routes.
+import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import { ZodError, type ZodType } from 'zod';
+import { errorFields, log } from '../log';
+import type { Principal } from '../accounts/store';
+import { HttpError, STATUS_TEXT, invalidRequest, methodNotAllowed, notFound, unauthorized, type ErrorDetail } from './errors';
+
+export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RequestHeaders {
+  authorization: string;
+  apiKey: string;
+  contentType: string;
+  contentLength: string;
+  accept: string;
+  userAgent: string;
+  referer: string;
+  forwardedFor: string;
+}
+
+export interface Ctx {
+  readonly method: Method;
+  readonly url: string;
+  readonly query: string;
+  readonly params: string[];
+  readonly headers: RequestHeaders;
+  /** The socket's peer address. */
+  readonly peerIp: string;
+  readonly requestId: string;
+  /** Parsed JSON for `body: 'json'` routes, the raw bytes for `body: 'raw'`. */
+  json: unknown;
+  raw: Buffer | null;
+  principal: Principal | null;
+}
+
+export interface Reply {
+  status: number;
+  json?: unknown;
+  body?: string | Buffer;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+export interface Route {
+  method: Exclude<Method, 'HEAD'>;
+  /** uWS pattern, e.g. `/api/posts/:id`. */
+  path: string;
+  /** Label for metrics; defaults to `path`. */
+  name?: string;
+  auth?: boolean;
+  body?: 'json' | 'raw' | 'none';
+  /** Limit of a raw body; JSON bodies are limited to 16 KiB. */
+  maxBodyBytes?: number;
+  handler(ctx: Ctx): Reply | Promise<Reply>;
+}
+
+export const JSON_BODY_LIMIT = 16 * 1024;
+
+/** What the glue needs from the thread: authentication and metrics. */
+export interface RouterHooks {
+  authenticate(key: string): Principal | undefined;
+  observe(route: string, method: string, status: number, seconds: number): void;
+  threadIndex: number;
+}
+
+const decoder = new TextDecoder();
+let requestCounter = 0;
+
+function readHeaders(req: HttpRequest): RequestHeaders {
+  return {
+    authorization: req.getHeader('authorization'),
+    apiKey: req.getHeader('x-api-key'),
+    contentType: req.getHeader('content-type'),
+    contentLength: req.getHeader('content-length'),
+    accept: req.getHeader('accept'),
+    userAgent: req.getHeader('user-agent'),
+    referer: req.getHeader('referer'),
+    forwardedFor: req.getHeader('x-forwarded-for'),
+  };
+}
+
+/** The API key of a request: `Authorization: Bearer <key>` or `X-Api-Key: <key>`. */
+export function presentedKey(h: RequestHeaders): string {
+  if (h.authorization) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(h.authorization);
+    return m ? m[1] : '';
+  }
+  return h.apiKey.trim();
+}
+
+export function queryParams(ctx: Ctx): URLSearchParams {
+  return new URLSearchParams(ctx.query);
+}
+
+/** Parses `input` with a strict zod schema, turning failures into a 400 with details. */
+export function parseWith<T>(schema: ZodType<T>, input: unknown, root = ''): T {
+  const r = schema.safeParse(input);
+  if (r.success) return r.data;
+  throw invalidRequest(zodDetails(r.error, root));
+}
+
+export function zodDetails(error: ZodError, root = ''): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  for (const issue of error.issues) {
+    const base = [root, ...issue.path.map(String)].filter(Boolean);
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) details.push({ path: [...base, key].join('.'), message: `unknown field "${key}"` });
+    } else {
+      details.push({ path: base.join('.'), message: issue.message });
+    }
+  }
+  return details;
+}
+
+function isJsonContentType(ct: string): boolean {
+  const semi = ct.indexOf(';');
+  return (semi === -1 ? ct : ct.slice(0, semi)).trim().toLowerCase() === 'application/json';
+}
+
+interface InFlight {
+  aborted: boolean;
+  done: boolean;
+  started: number;
+  route: string;
+  method: Method;
+  head: boolean;
+}
+
+/** Counts requests in progress, so shutdown can wait for them. */
+export const inFlight = { count: 0 };
+
+export function writeReply(res: HttpResponse, reply: Reply, head: boolean, closeConnection = false): void {
+  res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
+  if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
+  let body: string | Buffer | undefined = reply.body;
+  if (reply.json !== undefined) {
+    body = JSON.stringify(reply.json);
+    res.writeHeader('Content-Type', 'application/json');
+  } else if (body !== undefined && reply.contentType) {
+    res.writeHeader('Content-Type', reply.contentType);
+  }
+  if (head || reply.status === 204 || reply.status === 304) {
+    // endWithoutBody with arguments aborts the process in this uWS build; without them it
+    // writes no Content-Length, which HEAD, 204 and 304 responses may omit.
+    res.endWithoutBody();
+  } else {
+    res.end(body ?? '', closeConnection);
+  }
+}
+
+export function errorReply(err: unknown, requestId: string, context: Record<string, unknown>): Reply {
+  if (err instanceof HttpError) return { status: err.status, json: err.body(), headers: err.headers };
+  log.error('request failed', { request_id: requestId, ...context, ...errorFields(err) });
+  const e = new HttpError('internal', `Something went wrong on our side (request ${requestId}).`, { request_id: requestId });
+  return { status: e.status, json: e.body(), headers: { 'X-Request-Id': requestId } };
+}
+
+export class Router {
+  private readonly byPath = new Map<string, Route[]>();
+
+  constructor(private readonly hooks: RouterHooks) {}
+
+  add(...routes: Route[]): this {
+    for (const r of routes) {
+      const list = this.byPath.get(r.path) ?? [];
+      if (list.some((x) => x.method === r.method)) throw new Error(`duplicate route ${r.method} ${r.path}`);
+      list.push(r);
+      this.byPath.set(r.path, list);
+    }
+    return this;
+  }
+
+  /** Registers every route, a 405 responder per path, and the catch-all 404. */
+  mount(app: TemplatedApp): void {
+    for (const [path, routes] of this.byPath) {
+      const methods: Method[] = routes.map((r) => r.method);
+      if (methods.includes('GET')) methods.splice(methods.indexOf('GET') + 1, 0, 'HEAD');
+      const allow = methods.join(', ');
+      const paramCount = path.split('/').filter((s) => s.startsWith(':')).length;
+      for (const route of routes) {
+        const handler = (res: HttpResponse, req: HttpRequest) => this.handle(route, paramCount, res, req, false);
+        switch (route.method) {
+          case 'GET':
+            app.get(path, handler);
+            app.head(path, (res, req) => this.handle(route, paramCount, res, req, true));
+            break;
+          case 'POST': app.post(path, handler); break;
+          case 'PUT': app.put(path, handler); break;
+          case 'PATCH': app.patch(path, handler); break;
+          case 'DELETE': app.del(path, handler); break;
+        }
+      }
+      app.any(path, (res, req) => this.reject(res, req, methodNotAllowed(allow), path));
+    }
+    app.any('/*', (res, req) => this.reject(res, req, notFound('No such endpoint.'), 'unmatched'));
+  }
+
+  private reject(res: HttpResponse, req: HttpRequest, err: HttpError, route: string): void {
+    const started = performance.now();
+    const method = req.getMethod().toUpperCase();
+    const hasBody = req.getHeader('content-length') !== '' || req.getHeader('transfer-encoding') !== '';
+    writeReply(res, { status: err.status, json: err.body(), headers: err.headers }, method === 'HEAD', hasBody);
+    this.hooks.observe(route, method, err.status, (performance.now() - started) / 1000);
+  }
+
+  private handle(route: Route, paramCount: number, res: HttpResponse, req: HttpRequest, head: boolean): void {
+    const started = performance.now();
+    const headers = readHeaders(req);
+    const params: string[] = [];
+    for (let i = 0; i < paramCount; i++) params.push(decodeParam(req.getParameter(i) ?? ''));
+    const ctx: Ctx = {
+      method: head ? 'HEAD' : route.method,
+      url: req.getUrl(),
+      query: req.getQuery() ?? '',
+      params,
+      headers,
+      peerIp: decoder.decode(res.getRemoteAddressAsText()),
+      requestId: `${this.hooks.threadIndex}-${(++requestCounter).toString(36)}`,
+      json: undefined,
+      raw: null,
+      principal: null,
+    };
+    const state: InFlight = { aborted: false, done: false, started, route: route.name ?? route.path, method: ctx.method, head };
+    inFlight.count++;
+    try {
+      if (route.auth) {
+        const key = presentedKey(headers);
+        const principal = key ? this.hooks.authenticate(key) : undefined;
+        if (!principal) throw unauthorized(key ? 'The API key is unknown or revoked.' : 'A valid API key is required.');
+        ctx.principal = principal;
+      }
+      if (route.body === 'json' || route.body === 'raw') {
+        this.readBody(route, res, ctx, state);
+        return;
+      }
+      this.run(route, res, ctx, state);
+    } catch (err) {
+      this.finish(res, state, errorReply(err, ctx.requestId, { route: state.route }), hasBodyHeaders(headers));
+    }
+  }
+
+  private readBody(route: Route, res: HttpResponse, ctx: Ctx, state: InFlight): void {
+    const isJson = route.body === 'json';
+    const limit = isJson ? JSON_BODY_LIMIT : route.maxBodyBytes ?? JSON_BODY_LIMIT;
+    if (isJson && !isJsonContentType(ctx.headers.contentType)) {
+      throw new HttpError('unsupported_media_type', 'Send the body as application/json.');
+    }
+    const declared = ctx.headers.contentLength === '' ? -1 : Number(ctx.headers.contentLength);
+    if (declared > limit) throw new HttpError('payload_too_large', `The body is limited to ${limit} bytes.`);
+    res.onAborted(() => {
+      state.aborted = true;
+      this.settle(state, 499);
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.onData((chunk, isLast) => {
+      if (state.done || state.aborted) return;
+      size += chunk.byteLength;
+      if (size > limit) {
+        const e = new HttpError('payload_too_large', `The body is limited to ${limit} bytes.`);
+        res.cork(() => this.finish(res, state, { status: e.status, json: e.body() }, true));
+        return;
+      }
+      // uWS reuses the chunk's memory after this callback returns, so copy it.
+      chunks.push(Buffer.from(new Uint8Array(chunk)));
+      if (!isLast) return;
+      const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+      try {
+        if (isJson) {
+          if (size === 0) throw invalidRequest([{ path: '', message: 'a JSON body is required' }], 'A JSON body is required.');
+          try {
+            ctx.json = JSON.parse(raw.toString('utf8'));
+          } catch {
+            throw invalidRequest([{ path: '', message: 'the body is not valid JSON' }], 'The body is not valid JSON.');
+          }
+        } else {
+          ctx.raw = raw;
+        }
+      } catch (err) {
+        res.cork(() => this.finish(res, state, errorReply(err, ctx.requestId, { route: state.route })));
+        return;
+      }
+      this.run(route, res, ctx, state, true);
+    });
+  }
+
+  private run(route: Route, res: HttpResponse, ctx: Ctx, state: InFlight, needsCork = false): void {
+    let result: Reply | Promise<Reply>;
+    try {
+      result = route.handler(ctx);
+    } catch (err) {
+      const reply = errorReply(err, ctx.requestId, { route: state.route });
+      if (needsCork) res.cork(() => this.finish(res, state, reply));
+      else this.finish(res, state, reply);
+      return;
+    }
+    if (!(result instanceof Promise)) {
+      if (needsCork) res.cork(() => this.finish(res, state, result as Reply));
+      else this.finish(res, state, result);
+      return;
+    }
+    if (!needsCork) {
+      // Body-less requests reach here synchronously, so the abort handler is still attachable.
+      res.onAborted(() => {
+        state.aborted = true;
+        this.settle(state, 499);
+      });
+    }
+    result.then(
+      (reply) => {
+        if (!state.aborted) res.cork(() => this.finish(res, state, reply));
+      },
+      (err) => {
+        const reply = errorReply(err, ctx.requestId, { route: state.route });
+        if (!state.aborted) res.cork(() => this.finish(res, state, reply));
+      },
+    );
+  }
+
+  private finish(res: HttpResponse, state: InFlight, reply: Reply, closeConnection = false): void {
+    if (state.done || state.aborted) return;
+    writeReply(res, reply, state.head, closeConnection);
+    this.settle(state, reply.status);
+  }
+
+  private settle(state: InFlight, status: number): void {
+    if (state.done) return;
+    state.done = true;
+    inFlight.count--;
+    this.hooks.observe(state.route, state.method, status, (performance.now() - state.started) / 1000);
+  }
+}
+
+function hasBodyHeaders(h: RequestHeaders): boolean {
+  return h.contentLength !== '' && h.contentLength !== '0';
+}
+
+function decodeParam(p: string): string {
+  if (p.indexOf('%') === -1) return p;
+  try {
+    return decodeURIComponent(p);
+  } catch {
+    return p;
+  }
+}

@@ -1,0 +1,89 @@
+// Entry point of one HTTP thread: its own uWS app on the shared port, its own store handles.
+import { parentPort, workerData } from 'node:worker_threads';
+import type { us_listen_socket } from 'uWebSockets.js';
+import { setLogLevel, log, errorFields } from '../log';
+import { hashApiKey } from '../core/api-key';
+import { createThreadMetrics } from '../http/metrics';
+import { Router, inFlight } from '../http/router';
+import { loadNativeUws } from '../http/uws';
+import { openServices } from './services';
+import { buildRoutes } from './routes';
+import type { ThreadData, ToSupervisor, ToThread } from './messages';
+
+const data = workerData as ThreadData;
+const port = parentPort!;
+const send = (m: ToSupervisor) => port.postMessage(m);
+
+setLogLevel(data.config.log.level);
+const uws = loadNativeUws();
+const services = openServices(data.config, data.dataDir);
+const metrics = createThreadMetrics();
+
+// GET /metrics is answered from the supervisor, which sums every thread's registry.
+let metricsRequestId = 0;
+const pendingMetrics = new Map<number, (text: string) => void>();
+function fetchAggregatedMetrics(): Promise<string> {
+  const id = ++metricsRequestId;
+  return new Promise((resolve) => {
+    pendingMetrics.set(id, resolve);
+    send({ type: 'metrics-request', id });
+  });
+}
+
+const router = new Router({
+  authenticate: (key) => services.accounts.principalForKeyHash(hashApiKey(key)),
+  observe: metrics.observe,
+  threadIndex: data.threadIndex,
+});
+router.add(...buildRoutes(services, { fetchAggregatedMetrics, metrics }));
+
+const app = uws.App();
+router.mount(app);
+
+let listenSocket: us_listen_socket | null = null;
+app.listen(data.config.server.host, data.port, (sock) => {
+  if (!sock) {
+    send({ type: 'listen-failed', message: `cannot listen on ${data.config.server.host}:${data.port}` });
+    return;
+  }
+  listenSocket = sock;
+  send({ type: 'ready', nodeId: services.lease.nodeId });
+});
+
+let stopping = false;
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  // Stop accepting first, then let in-flight requests finish, then close the remaining
+  // (idle keep-alive) connections: a thread must not end with uWS handles still open.
+  if (listenSocket) uws.us_listen_socket_close(listenSocket);
+  listenSocket = null;
+  const deadline = Date.now() + data.config.server.shutdown_timeout_seconds * 1000 - 1000;
+  while (inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  // close() exists on the native app (it ends every socket) but is missing from the typings.
+  (app as unknown as { close(): void }).close();
+  try {
+    await services.close();
+  } catch (err) {
+    log.error('closing stores failed', errorFields(err));
+  }
+  send({ type: 'stopped' });
+  port.close();
+}
+
+port.on('message', (m: ToThread) => {
+  switch (m.type) {
+    case 'stop':
+      void stop();
+      break;
+    case 'collect-metrics':
+      void metrics.registry.getMetricsAsJSON().then((json) => send({ type: 'metrics-part', id: m.id, data: json }));
+      break;
+    case 'metrics-text': {
+      const resolve = pendingMetrics.get(m.id);
+      pendingMetrics.delete(m.id);
+      resolve?.(m.text);
+      break;
+    }
+  }
+});

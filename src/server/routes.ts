@@ -1,0 +1,27 @@
+// The route table of an HTTP thread: every capability contributes its routes here.
+import type { Route } from '../http/router';
+import type { ThreadMetrics } from '../http/metrics';
+import { accountRoutes } from '../accounts/routes';
+import type { Services } from './services';
+
+export interface SystemHooks {
+  fetchAggregatedMetrics(): Promise<string>;
+  metrics: ThreadMetrics;
+}
+
+const HEALTHY = JSON.stringify({ status: 'ok' });
+
+export function buildRoutes(services: Services, system: SystemHooks): Route[] {
+  return [
+    { method: 'GET', path: '/healthz', handler: () => ({ status: 200, body: HEALTHY, contentType: 'application/json' }) },
+    {
+      method: 'GET',
+      path: '/metrics',
+      async handler() {
+        const text = await system.fetchAggregatedMetrics();
+        return { status: 200, body: text, contentType: 'text/plain; version=0.0.4; charset=utf-8' };
+      },
+    },
+    ...accountRoutes(services.accounts),
+  ];
+}

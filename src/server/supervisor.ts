@@ -1,0 +1,213 @@
+// The supervisor: the main thread of `perch serve`. It checks that the server can run at all,
+// migrates the store, starts the HTTP threads on one shared port, answers their metrics requests,
+// and on SIGTERM/SIGINT shuts everything down in order.
+import { mkdirSync, accessSync, constants, writeFileSync, unlinkSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { Registry, Gauge } from 'prom-client';
+import type { Config } from '../config';
+import { log, errorFields, setLogLevel } from '../log';
+import { aggregateMetrics, type MetricsJson } from '../http/metrics';
+import { loadNativeUws } from '../http/uws';
+import { migrate, openSqlite, type Sqlite } from '../store/sqlite';
+import { openHotStore, type HotStore } from '../store/lmdb';
+import { liveLeases } from '../store/node-lease';
+import type { ThreadData, ToSupervisor, ToThread } from './messages';
+
+/** A reason not to start, told to the operator as one line. */
+export class StartupError extends Error {}
+
+export function ensureDataDir(dataDir: string): string {
+  const dir = resolve(dataDir);
+  try {
+    mkdirSync(dir, { recursive: true });
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    accessSync(dir, constants.R_OK | constants.W_OK);
+    const probe = join(dir, `.write-probe-${process.pid}`);
+    writeFileSync(probe, 'ok');
+    unlinkSync(probe);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new StartupError(`data directory ${dir} is not usable: ${e.code ?? e.message}`);
+  }
+  return dir;
+}
+
+/** Binds the port once, exclusively, to learn whether it is free (and which port 0 means). */
+function claimPort(host: string, port: number): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') reject(new StartupError(`port ${port} on ${host} is already in use`));
+      else reject(new StartupError(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`));
+    });
+    probe.listen({ host, port, exclusive: true }, () => {
+      const addr = probe.address();
+      const actual = typeof addr === 'object' && addr ? addr.port : port;
+      probe.close(() => resolvePort(actual));
+    });
+  });
+}
+
+interface ThreadHandle {
+  worker: Worker;
+  index: number;
+  stopped: boolean;
+  exited: Promise<void>;
+}
+
+export interface ServeOptions {
+  config: Config;
+  dataDir: string;
+}
+
+export async function serve(opts: ServeOptions): Promise<void> {
+  const { config } = opts;
+  setLogLevel(config.log.level);
+  loadNativeUws();
+  const dataDir = ensureDataDir(opts.dataDir);
+
+  let sqlite: Sqlite;
+  try {
+    sqlite = openSqlite(dataDir);
+  } catch (err) {
+    throw new StartupError(`cannot open the database in ${dataDir}: ${(err as Error).message}`);
+  }
+  const applied = migrate(sqlite);
+  for (const m of applied) log.info('migration applied', { version: m.version, name: m.name });
+  const hot: HotStore = openHotStore(dataDir);
+
+  const port = await claimPort(config.server.host, config.server.port);
+
+  const supervisorRegistry = new Registry();
+  new Gauge({
+    name: 'perch_http_threads',
+    help: 'HTTP threads serving requests.',
+    registers: [supervisorRegistry],
+    collect() {
+      this.set(threads.filter((t) => !t.stopped).length);
+    },
+  });
+  new Gauge({
+    name: 'perch_node_leases',
+    help: 'Live id-generator node leases on this data dir (all processes).',
+    registers: [supervisorRegistry],
+    collect() {
+      this.set(liveLeases(hot).length);
+    },
+  });
+
+  const threads: ThreadHandle[] = [];
+  let shuttingDown = false;
+  let collectId = 0;
+  const collecting = new Map<number, { parts: MetricsJson[]; waiting: number; done: (parts: MetricsJson[]) => void }>();
+
+  async function collectMetrics(): Promise<string> {
+    const id = ++collectId;
+    const live = threads.filter((t) => !t.stopped);
+    const parts = await new Promise<MetricsJson[]>((done) => {
+      const entry = { parts: [] as MetricsJson[], waiting: live.length, done };
+      collecting.set(id, entry);
+      for (const t of live) t.worker.postMessage({ type: 'collect-metrics', id } satisfies ToThread);
+      // A thread that is stopping may never answer; do not hold /metrics hostage to it.
+      setTimeout(() => {
+        if (collecting.delete(id)) done(entry.parts);
+      }, 2000).unref();
+    });
+    parts.push(await supervisorRegistry.getMetricsAsJSON());
+    return aggregateMetrics(parts);
+  }
+
+  function startThread(index: number): Promise<ThreadHandle> {
+    const workerData: ThreadData = { config, dataDir, port, threadIndex: index };
+    const worker = new Worker(join(__dirname, 'http-thread.js'), { workerData });
+    let resolveExit!: () => void;
+    const handle: ThreadHandle = { worker, index, stopped: false, exited: new Promise((r) => (resolveExit = r)) };
+    return new Promise((ready, fail) => {
+      worker.on('message', (m: ToSupervisor) => {
+        switch (m.type) {
+          case 'ready':
+            log.debug('http thread ready', { index, node_id: m.nodeId });
+            ready(handle);
+            break;
+          case 'listen-failed':
+            shuttingDown = true;
+            void worker.terminate();
+            fail(new StartupError(m.message));
+            break;
+          case 'metrics-request':
+            collectMetrics().then(
+              (text) => worker.postMessage({ type: 'metrics-text', id: m.id, text } satisfies ToThread),
+              (err) => {
+                log.error('metrics collection failed', errorFields(err));
+                worker.postMessage({ type: 'metrics-text', id: m.id, text: '' } satisfies ToThread);
+              },
+            );
+            break;
+          case 'metrics-part': {
+            const entry = collecting.get(m.id);
+            if (!entry) break;
+            entry.parts.push(m.data);
+            if (--entry.waiting === 0) {
+              collecting.delete(m.id);
+              entry.done(entry.parts);
+            }
+            break;
+          }
+          case 'stopped':
+            handle.stopped = true;
+            break;
+        }
+      });
+      worker.on('error', (err) => {
+        log.error('http thread crashed', { index, ...errorFields(err) });
+        fail(new StartupError(`http thread ${index} failed to start: ${err.message}`));
+      });
+      worker.on('exit', (code) => {
+        handle.stopped = true;
+        resolveExit();
+        if (!shuttingDown) {
+          // A thread that dies on its own leaves the server half-serving; fail fast so the
+          // service manager restarts the whole appliance cleanly.
+          log.error('http thread exited unexpectedly; shutting down', { index, code });
+          void shutdown(1);
+        }
+      });
+    });
+  }
+
+  async function shutdown(exitCode: number): Promise<void> {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    log.info('shutting down', { threads: threads.length });
+    const deadline = config.server.shutdown_timeout_seconds * 1000;
+    const force = setTimeout(() => {
+      log.error('shutdown timed out; exiting');
+      process.exit(exitCode || 1);
+    }, deadline + 1500);
+    force.unref();
+    for (const t of threads) t.worker.postMessage({ type: 'stop' } satisfies ToThread);
+    await Promise.all(threads.map((t) => t.exited));
+    try {
+      sqlite.close();
+      await hot.close();
+    } catch (err) {
+      log.error('closing stores failed', errorFields(err));
+    }
+    log.info('stopped');
+    process.exit(exitCode);
+  }
+
+  process.on('SIGTERM', () => void shutdown(0));
+  process.on('SIGINT', () => void shutdown(0));
+
+  try {
+    for (let i = 0; i < config.server.threads; i++) threads.push(await startThread(i));
+  } catch (err) {
+    process.stderr.write(`perch: ${(err as Error).message}\n`);
+    shuttingDown = false;
+    await shutdown(1);
+  }
+  log.info('listening', { host: config.server.host, port, threads: threads.length, data: dataDir, url: `http://${config.server.host}:${port}` });
+}

@@ -1,0 +1,11 @@
+// Versioned schema migrations, applied in order and recorded in schema_migrations.
+// A migration is never edited once released; a change of schema is a new entry.
+import { accounts } from './001-accounts';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: Migration[] = [accounts];

@@ -1,0 +1,85 @@
+// Node ids for the id generator are leased in LMDB so that no two live minters on one data dir
+// (threads of one server, a second server, a CLI command) ever share one. A lease names its
+// holder (pid, thread) and expires unless renewed; a lease whose process is gone is free at once.
+// The lease also remembers the last millisecond its holder minted in, so a successor starts
+// above it even if the wall clock has stepped back in between.
+import { threadId } from 'node:worker_threads';
+import { IdGenerator, MAX_NODE_ID } from '../core/snowflake';
+import type { HotStore, NodeLease } from './lmdb';
+
+export const LEASE_TTL_MS = 60_000;
+const RENEW_EVERY_MS = 15_000;
+
+function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function isFree(lease: NodeLease | undefined, now: number): boolean {
+  return !lease || lease.expiresAt < now || !processAlive(lease.pid);
+}
+
+export interface LeasedIdGenerator {
+  ids: IdGenerator;
+  nodeId: number;
+  release(): void;
+}
+
+export function leaseNodeId(hot: HotStore, now: () => number = Date.now): LeasedIdGenerator {
+  const { leases } = hot;
+  const acquired = leases.transactionSync(() => {
+    const t = now();
+    for (let n = 0; n <= MAX_NODE_ID; n++) {
+      const lease = leases.get(n);
+      if (isFree(lease, t)) {
+        const lastMs = lease?.lastMs ?? 0;
+        leases.putSync(n, { pid: process.pid, threadId, expiresAt: t + LEASE_TTL_MS, lastMs });
+        return { nodeId: n, lastMs };
+      }
+    }
+    return null;
+  });
+  if (!acquired) throw new Error('no free node id: 1024 live id minters on this data dir');
+  const ids = new IdGenerator(acquired.nodeId, now, acquired.lastMs);
+  const nodeId = acquired.nodeId;
+
+  const renew = () => {
+    leases.transactionSync(() => {
+      const lease = leases.get(nodeId);
+      if (lease && lease.pid === process.pid && lease.threadId === threadId) {
+        leases.putSync(nodeId, { ...lease, expiresAt: now() + LEASE_TTL_MS, lastMs: ids.lastTimestampMs });
+      }
+    });
+  };
+  const timer = setInterval(renew, RENEW_EVERY_MS);
+  timer.unref();
+
+  return {
+    ids,
+    nodeId,
+    release() {
+      clearInterval(timer);
+      leases.transactionSync(() => {
+        const lease = leases.get(nodeId);
+        if (lease && lease.pid === process.pid && lease.threadId === threadId) {
+          // Keep lastMs so that the next holder starts above every id minted here.
+          leases.putSync(nodeId, { ...lease, expiresAt: 0, lastMs: ids.lastTimestampMs });
+        }
+      });
+    },
+  };
+}
+
+/** Live leases, for `perch status`. */
+export function liveLeases(hot: HotStore, now = Date.now()): Array<{ nodeId: number } & NodeLease> {
+  const out: Array<{ nodeId: number } & NodeLease> = [];
+  for (const { key, value } of hot.leases.getRange()) {
+    if (!isFree(value, now)) out.push({ nodeId: key, ...value });
+  }
+  return out;
+}

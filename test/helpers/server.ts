@@ -1,0 +1,172 @@
+// Boots the real server (`bin/perch serve`) on an ephemeral port with a temporary data directory,
+// and talks to it over HTTP. Every e2e test goes through here.
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const ROOT = join(__dirname, '..', '..', '..');
+export const PERCH = join(ROOT, 'bin', 'perch');
+
+export function tempDataDir(prefix = 'perch-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Threads per test server: the suite runs once with 1 and once with 2 (PERCH_TEST_THREADS). */
+export function testThreads(): number {
+  return Number(process.env.PERCH_TEST_THREADS ?? '1') || 1;
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [PERCH, ...args], { env: { ...cleanEnv(), ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
+      const code: unknown = err ? (err as unknown as { code: unknown }).code : 0;
+      resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr });
+    });
+  });
+}
+
+/** The environment without any PERCH_ variable of the developer's shell. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('PERCH_')) env[k] = v;
+  return env;
+}
+
+export interface StartOptions {
+  threads?: number;
+  config?: Record<string, unknown>;
+  env?: NodeJS.ProcessEnv;
+  dataDir?: string;
+  port?: number;
+}
+
+export interface Key {
+  key: string;
+  user_id: string;
+  handle: string;
+  key_id: string;
+  admin: boolean;
+}
+
+export interface ReqOptions {
+  headers?: Record<string, string>;
+  json?: unknown;
+  body?: string | Buffer;
+  key?: string;
+}
+
+export interface Res {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any;
+}
+
+export class TestServer {
+  readonly url: string;
+  constructor(
+    readonly proc: ChildProcess,
+    readonly port: number,
+    readonly dataDir: string,
+    readonly logs: string[],
+    private readonly ownsDir: boolean,
+  ) {
+    this.url = `http://127.0.0.1:${port}`;
+  }
+
+  async request(method: string, path: string, opts: ReqOptions = {}): Promise<Res> {
+    const headers: Record<string, string> = { ...opts.headers };
+    let body: string | Buffer | undefined = opts.body;
+    if (opts.json !== undefined) {
+      body = JSON.stringify(opts.json);
+      headers['content-type'] ??= 'application/json';
+    }
+    if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+    const r = await fetch(this.url + path, { method, headers, body, redirect: 'manual' });
+    const text = await r.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: r.status, headers: r.headers, text, json };
+  }
+
+  get(path: string, opts?: ReqOptions) {
+    return this.request('GET', path, opts);
+  }
+  post(path: string, opts?: ReqOptions) {
+    return this.request('POST', path, opts);
+  }
+
+  cli(args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult> {
+    return runCli([...args, '--data', this.dataDir], env);
+  }
+
+  async keygen(handle: string, admin = false): Promise<Key> {
+    const r = await this.cli(['keygen', '--user', handle, '--json', ...(admin ? ['--admin'] : [])]);
+    if (r.code !== 0) throw new Error(`keygen failed: ${r.stderr}`);
+    return JSON.parse(r.stdout) as Key;
+  }
+
+  /** Sends a signal and resolves with the exit code. */
+  stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    return new Promise((resolve) => {
+      if (this.proc.exitCode !== null || this.proc.signalCode !== null) return resolve(this.proc.exitCode);
+      this.proc.once('exit', (code) => resolve(code));
+      this.proc.kill(signal);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.stop('SIGTERM');
+    if (this.ownsDir) rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
+  const ownsDir = !opts.dataDir;
+  const dataDir = opts.dataDir ?? tempDataDir();
+  const args = [PERCH, 'serve', '--port', String(opts.port ?? 0), '--data', dataDir, '--threads', String(opts.threads ?? testThreads())];
+  if (opts.config) {
+    const file = join(dataDir, `test-config-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
+    writeFileSync(file, JSON.stringify(opts.config));
+    args.push('--config', file);
+  }
+  const proc = spawn(process.execPath, args, { env: { ...cleanEnv(), ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: string[] = [];
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    let stderr = '';
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`server did not start in 20 s: ${stderr}`));
+    }, 20_000);
+    proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.stdout!.on('data', (d: Buffer) => {
+      buffered += d.toString();
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) !== -1) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        logs.push(line);
+        if (line.includes('"msg":"listening"')) {
+          clearTimeout(timer);
+          resolve(new TestServer(proc, JSON.parse(line).port as number, dataDir, logs, ownsDir));
+        }
+      }
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening: ${stderr.trim()}`));
+    });
+  });
+}
