@@ -12,7 +12,9 @@ import { aggregateMetrics, type MetricsJson } from '../http/metrics';
 import { loadNativeUws } from '../http/uws';
 import { migrate, openSqlite, type Sqlite } from '../store/sqlite';
 import { openHotStore, type HotStore } from '../store/lmdb';
-import { liveLeases } from '../store/node-lease';
+import { leaseNodeId, liveLeases } from '../store/node-lease';
+import { createPool, startBackground, type BackgroundContext, type RunningBackground } from './background';
+import { BACKGROUND_MODULES } from './modules';
 import type { ThreadData, ToSupervisor, ToThread } from './messages';
 
 /** A reason not to start, told to the operator as one line. */
@@ -80,6 +82,18 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   const port = await claimPort(config.server.host, config.server.port);
 
+  const lease = leaseNodeId(hot);
+  const pool = createPool(config, dataDir);
+  const bgContext: BackgroundContext = {
+    config,
+    dataDir,
+    sqlite,
+    hot,
+    newId: () => lease.ids.next(),
+    runTask: (request) => pool.run(request),
+  };
+  let background: RunningBackground | undefined;
+
   const supervisorRegistry = new Registry();
   new Gauge({
     name: 'perch_http_threads',
@@ -97,6 +111,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
       this.set(liveLeases(hot).length);
     },
   });
+
+  for (const m of BACKGROUND_MODULES) m.gauges?.(supervisorRegistry, bgContext);
 
   const threads: ThreadHandle[] = [];
   let shuttingDown = false;
@@ -190,6 +206,10 @@ export async function serve(opts: ServeOptions): Promise<void> {
     for (const t of threads) t.worker.postMessage({ type: 'stop' } satisfies ToThread);
     await Promise.all(threads.map((t) => t.exited));
     try {
+      // HTTP threads are gone, so nothing new is queued: flush the queues, then close.
+      await background?.stop();
+      await pool.destroy();
+      lease.release();
       sqlite.close();
       await hot.close();
     } catch (err) {
@@ -209,5 +229,6 @@ export async function serve(opts: ServeOptions): Promise<void> {
     shuttingDown = false;
     await shutdown(1);
   }
+  background = startBackground(BACKGROUND_MODULES.flatMap((m) => m.jobs(bgContext)), bgContext);
   log.info('listening', { host: config.server.host, port, threads: threads.length, data: dataDir, url: `http://${config.server.host}:${port}` });
 }

@@ -1,0 +1,88 @@
+// Background work of the supervisor: periodic jobs (outbox dispatch, queue drains, sweeps) that
+// hand their heavy lifting to the one piscina pool of the app. A job never overlaps itself, and
+// shutdown waits for the running ones and gives each a final run so queues are flushed.
+import { Piscina } from 'piscina';
+import { join } from 'node:path';
+import type { Registry } from 'prom-client';
+import type { Config } from '../config';
+import { errorFields, log } from '../log';
+import type { Sqlite } from '../store/sqlite';
+import type { HotStore } from '../store/lmdb';
+import type { TaskRequest } from '../workers/tasks';
+
+export interface BackgroundContext {
+  config: Config;
+  dataDir: string;
+  sqlite: Sqlite;
+  hot: HotStore;
+  newId: () => string;
+  /** Runs a named task of src/workers/tasks.ts in the piscina pool. */
+  runTask<T = unknown>(request: TaskRequest): Promise<T>;
+}
+
+export interface BackgroundJob {
+  name: string;
+  everyMs: number;
+  /** Also run once more during shutdown, after the HTTP threads stopped (to flush a queue). */
+  flushOnStop?: boolean;
+  run(ctx: BackgroundContext): Promise<void> | void;
+}
+
+/** A capability's contribution to the supervisor: jobs, and gauges for /metrics. */
+export interface BackgroundModule {
+  jobs(ctx: BackgroundContext): BackgroundJob[];
+  gauges?(registry: Registry, ctx: BackgroundContext): void;
+}
+
+export function createPool(config: Config, dataDir: string): Piscina {
+  return new Piscina({
+    filename: join(__dirname, '..', 'workers', 'tasks.js'),
+    workerData: { config, dataDir },
+    minThreads: 1,
+    maxThreads: 2,
+    idleTimeout: 30_000,
+    maxQueue: 1000,
+  });
+}
+
+export interface RunningBackground {
+  stop(): Promise<void>;
+}
+
+export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): RunningBackground {
+  let stopping = false;
+  const running = new Map<string, Promise<void>>();
+  const timers: NodeJS.Timeout[] = [];
+
+  const runOnce = (job: BackgroundJob): Promise<void> => {
+    const current = running.get(job.name);
+    if (current) return current;
+    const p = (async () => {
+      try {
+        await job.run(ctx);
+      } catch (err) {
+        log.error('background job failed', { job: job.name, ...errorFields(err) });
+      } finally {
+        running.delete(job.name);
+      }
+    })();
+    running.set(job.name, p);
+    return p;
+  };
+
+  for (const job of jobs) {
+    const timer = setInterval(() => {
+      if (!stopping) void runOnce(job);
+    }, job.everyMs);
+    timers.push(timer);
+  }
+
+  return {
+    async stop() {
+      stopping = true;
+      for (const t of timers) clearInterval(t);
+      await Promise.all(running.values());
+      for (const job of jobs) if (job.flushOnStop) await runOnce(job);
+    },
+  };
+}

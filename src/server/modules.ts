@@ -1,0 +1,5 @@
+// The background modules of the supervisor: each capability that has background work adds its
+// module here.
+import type { BackgroundModule } from './background';
+
+export const BACKGROUND_MODULES: BackgroundModule[] = [];
