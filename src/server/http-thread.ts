@@ -16,8 +16,8 @@ const send = (m: ToSupervisor) => port.postMessage(m);
 
 setLogLevel(data.config.log.level);
 const uws = loadNativeUws();
-const services = openServices(data.config, data.dataDir);
 const metrics = createThreadMetrics();
+const services = openServices(data.config, data.dataDir, { rejected: metrics.rateLimitRejected });
 
 // GET /metrics is answered from the supervisor, which sums every thread's registry.
 let metricsRequestId = 0;

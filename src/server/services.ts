@@ -4,6 +4,8 @@ import { AccountStore } from '../accounts/store';
 import { openSqlite, type Sqlite } from '../store/sqlite';
 import { openHotStore, type HotStore } from '../store/lmdb';
 import { leaseNodeId, type LeasedIdGenerator } from '../store/node-lease';
+import { RateLimits, type RateLimitHooks } from '../ratelimit/policies';
+import { SharedLimiter } from '../ratelimit/shared';
 
 export interface Services {
   config: Config;
@@ -13,14 +15,22 @@ export interface Services {
   lease: LeasedIdGenerator;
   newId: () => string;
   accounts: AccountStore;
+  limits: RateLimits;
+  /** Client addresses whose X-Forwarded-For is believed (server.trusted_proxies). */
+  trustedProxies: ReadonlySet<string>;
   close(): Promise<void>;
 }
 
-export function openServices(config: Config, dataDir: string): Services {
+export interface ServiceHooks extends RateLimitHooks {}
+
+const NO_HOOKS: ServiceHooks = { rejected: () => {} };
+
+export function openServices(config: Config, dataDir: string, hooks: ServiceHooks = NO_HOOKS): Services {
   const sqlite = openSqlite(dataDir);
   const hot = openHotStore(dataDir);
   const lease = leaseNodeId(hot);
   const accounts = new AccountStore(sqlite);
+  const limits = new RateLimits(config, new SharedLimiter(hot), hooks, config.server.threads);
   return {
     config,
     dataDir,
@@ -29,7 +39,10 @@ export function openServices(config: Config, dataDir: string): Services {
     lease,
     newId: () => lease.ids.next(),
     accounts,
+    limits,
+    trustedProxies: new Set(config.server.trusted_proxies),
     async close() {
+      limits.redirect.close();
       lease.release();
       sqlite.close();
       await hot.close();

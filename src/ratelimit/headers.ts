@@ -1,0 +1,26 @@
+// The contract's limiter headers, on every response of a rate-limited endpoint, and the 429.
+import type { LimitOutcome } from '../core/token-bucket';
+import { rateLimited, type HttpError } from '../http/errors';
+
+export function rateLimitHeaders(d: LimitOutcome): Record<string, string> {
+  return {
+    'X-RateLimit-Limit': String(d.limit),
+    'X-RateLimit-Remaining': String(d.remaining),
+    'X-RateLimit-Reset': String(d.resetUnix),
+  };
+}
+
+/** The 429 for a rejected decision: contract body, Retry-After and the limiter headers. */
+export function rateLimitError(d: LimitOutcome, message?: string): HttpError {
+  const err = rateLimited(d.retryAfterSeconds, message);
+  Object.assign(err.headers, rateLimitHeaders(d));
+  return err;
+}
+
+/** Adds limiter headers to an error answered by a rate-limited endpoint (a 400, a 404, …). */
+export function withLimitHeaders(err: unknown, headers: Record<string, string>): unknown {
+  if (err && typeof err === 'object' && 'headers' in err && typeof (err as HttpError).headers === 'object') {
+    for (const k in headers) if (!(k in (err as HttpError).headers)) (err as HttpError).headers[k] = headers[k];
+  }
+  return err;
+}

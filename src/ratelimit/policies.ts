@@ -1,0 +1,113 @@
+// The limits of the three rate-limited endpoints, built from config, and how each behaves when
+// the limiter's store fails (see docs/rate-limiting.md):
+//   POST /api/shorten  strict per API key: bucket + per-second burst cap + daily quota; fails closed
+//   GET /api/search    strict per API key and tier (recent | relevance); fails open
+//   GET /{code}        loose per client IP, per thread in memory; cannot fail
+import type { Config } from '../config';
+import type { CompositeDecision, LimitRule, LimitOutcome } from '../core/token-bucket';
+import { unavailable } from '../http/errors';
+import { errorFields, log } from '../log';
+import { rateLimitError, rateLimitHeaders } from './headers';
+import { LocalLimiter } from './local';
+import type { SharedLimiter } from './shared';
+
+export type SearchTier = 'recent' | 'relevance';
+
+export function shortenRules(config: Config): LimitRule[] {
+  const s = config.limits.shorten;
+  return [
+    { kind: 'bucket', name: 'shorten', capacity: s.capacity, refillPerSecond: s.refill_per_second },
+    { kind: 'bucket', name: 'shorten_burst', capacity: s.burst_per_second, refillPerSecond: s.burst_per_second },
+    { kind: 'daily', name: 'shorten_daily', limit: s.daily_quota },
+  ];
+}
+
+export function searchRules(config: Config, tier: SearchTier): LimitRule[] {
+  const s = config.limits.search[tier];
+  return [{ kind: 'bucket', name: `search_${tier}`, capacity: s.capacity, refillPerSecond: s.refill_per_second }];
+}
+
+export interface RateLimitHooks {
+  rejected(limit: string): void;
+}
+
+export class RateLimits {
+  private readonly shorten: LimitRule[];
+  private readonly search: Record<SearchTier, LimitRule[]>;
+  readonly redirect: LocalLimiter;
+
+  constructor(
+    private readonly config: Config,
+    private readonly shared: SharedLimiter,
+    private readonly hooks: RateLimitHooks,
+    threads: number,
+  ) {
+    this.shorten = shortenRules(config);
+    this.search = { recent: searchRules(config, 'recent'), relevance: searchRules(config, 'relevance') };
+    this.redirect = new LocalLimiter(
+      { capacity: config.limits.redirect.capacity, refillPerSecond: config.limits.redirect.refill_per_second },
+      threads,
+      'redirect',
+    );
+  }
+
+  /** Takes one creation from the key's limits; returns the headers for the response, or throws 429. */
+  enforceShorten(keyId: string, nowMs = Date.now()): Record<string, string> {
+    return this.enforce('shorten:' + keyId, this.shorten, this.config.limits.on_store_error.shorten, nowMs);
+  }
+
+  enforceSearch(keyId: string, tier: SearchTier, nowMs = Date.now()): Record<string, string> {
+    return this.enforce(`search:${tier}:${keyId}`, this.search[tier], this.config.limits.on_store_error.search, nowMs);
+  }
+
+  /** Headers of the key's creation limits as they stand, for a response that consumed nothing. */
+  peekShorten(keyId: string, nowMs = Date.now()): Record<string, string> {
+    return this.peek('shorten:' + keyId, this.shorten, nowMs);
+  }
+
+  peekSearch(keyId: string, tier: SearchTier, nowMs = Date.now()): Record<string, string> {
+    return this.peek(`search:${tier}:${keyId}`, this.search[tier], nowMs);
+  }
+
+  private peek(identity: string, rules: LimitRule[], nowMs: number): Record<string, string> {
+    try {
+      return rateLimitHeaders(this.shared.peek(identity, rules, nowMs));
+    } catch {
+      return {};
+    }
+  }
+
+  /** Rejects an identity (an anomaly flag) with the contract's 429 and the shorten headers. */
+  throttled(keyId: string, retryAfterSeconds: number, message: string, nowMs = Date.now()): never {
+    this.hooks.rejected('anomaly');
+    const capacity = this.config.limits.shorten.capacity;
+    const outcome: LimitOutcome = {
+      allowed: false,
+      limit: capacity,
+      remaining: 0,
+      resetUnix: Math.ceil(nowMs / 1000 + retryAfterSeconds),
+      retryAfterSeconds: Math.max(1, Math.ceil(retryAfterSeconds)),
+    };
+    throw rateLimitError(outcome, message);
+  }
+
+  private enforce(identity: string, rules: LimitRule[], onError: 'open' | 'closed', nowMs: number): Record<string, string> {
+    let d: CompositeDecision;
+    try {
+      d = this.shared.check(identity, rules, nowMs);
+    } catch (err) {
+      log.error('rate limiter store failed', { identity: identity.split(':')[0], fail: onError, ...errorFields(err) });
+      if (onError === 'closed') throw unavailable(1, 'Rate limiting is temporarily unavailable; try again shortly.');
+      // Failing open: the request goes ahead; the headers show the configured capacity and no
+      // consumption, since the real state could not be read.
+      const first = rules[0];
+      const capacity = first.kind === 'bucket' ? first.capacity : first.limit;
+      return rateLimitHeaders({ allowed: true, limit: capacity, remaining: capacity, resetUnix: Math.ceil(nowMs / 1000), retryAfterSeconds: 0 });
+    }
+    if (!d.allowed) {
+      for (const name of d.rejectedBy) this.hooks.rejected(name);
+      throw rateLimitError(d);
+    }
+    return rateLimitHeaders(d);
+  }
+}
