@@ -57,6 +57,17 @@ export interface Route {
   handler(ctx: Ctx): Reply | Promise<Reply>;
 }
 
+/**
+ * A route served by a raw uWS handler, for the few hot paths (the redirect) that cannot afford
+ * the generic glue. It takes part in 405/Allow like any other route; the handler must respond
+ * (and count itself in metrics) on its own.
+ */
+export interface RawRoute {
+  method: 'GET' | 'HEAD';
+  path: string;
+  handler(res: HttpResponse, req: HttpRequest): void;
+}
+
 export const JSON_BODY_LIMIT = 16 * 1024;
 
 /** What the glue needs from the thread: authentication and metrics. */
@@ -160,6 +171,7 @@ export function errorReply(err: unknown, requestId: string, context: Record<stri
 
 export class Router {
   private readonly byPath = new Map<string, Route[]>();
+  private readonly raw = new Map<string, RawRoute[]>();
 
   constructor(private readonly hooks: RouterHooks) {}
 
@@ -173,19 +185,34 @@ export class Router {
     return this;
   }
 
+  addRaw(...routes: RawRoute[]): this {
+    for (const r of routes) {
+      const list = this.raw.get(r.path) ?? [];
+      list.push(r);
+      this.raw.set(r.path, list);
+      if (!this.byPath.has(r.path)) this.byPath.set(r.path, []);
+    }
+    return this;
+  }
+
   /** Registers every route, a 405 responder per path, and the catch-all 404. */
   mount(app: TemplatedApp): void {
     for (const [path, routes] of this.byPath) {
-      const methods: Method[] = routes.map((r) => r.method);
-      if (methods.includes('GET')) methods.splice(methods.indexOf('GET') + 1, 0, 'HEAD');
+      const raw = this.raw.get(path) ?? [];
+      const methods: Method[] = [...raw.map((r) => r.method), ...routes.map((r) => r.method)];
+      if (methods.includes('GET') && !methods.includes('HEAD')) methods.splice(methods.indexOf('GET') + 1, 0, 'HEAD');
       const allow = methods.join(', ');
+      for (const r of raw) {
+        if (r.method === 'GET') app.get(path, r.handler);
+        else app.head(path, r.handler);
+      }
       const paramCount = path.split('/').filter((s) => s.startsWith(':')).length;
       for (const route of routes) {
         const handler = (res: HttpResponse, req: HttpRequest) => this.handle(route, paramCount, res, req, false);
         switch (route.method) {
           case 'GET':
             app.get(path, handler);
-            app.head(path, (res, req) => this.handle(route, paramCount, res, req, true));
+            if (!raw.some((r) => r.method === 'HEAD')) app.head(path, (res, req) => this.handle(route, paramCount, res, req, true));
             break;
           case 'POST': app.post(path, handler); break;
           case 'PUT': app.put(path, handler); break;
