@@ -7,7 +7,7 @@ import { createThreadMetrics } from '../http/metrics';
 import { Router, inFlight } from '../http/router';
 import { loadNativeUws } from '../http/uws';
 import { openServices } from './services';
-import { buildRoutes } from './routes';
+import { buildRawRoutes, buildRoutes } from './routes';
 import type { ThreadData, ToSupervisor, ToThread } from './messages';
 
 const data = workerData as ThreadData;
@@ -35,7 +35,9 @@ const router = new Router({
   observe: metrics.observe,
   threadIndex: data.threadIndex,
 });
-router.add(...buildRoutes(services, { fetchAggregatedMetrics, metrics }));
+const system = { fetchAggregatedMetrics, metrics };
+router.add(...buildRoutes(services, system));
+router.addRaw(...buildRawRoutes(services, system));
 
 const app = uws.App();
 router.mount(app);

@@ -1,5 +1,5 @@
 // The route table of an HTTP thread: every capability contributes its routes here.
-import type { Route } from '../http/router';
+import type { RawRoute, Route } from '../http/router';
 import type { ThreadMetrics } from '../http/metrics';
 import { accountRoutes } from '../accounts/routes';
 import type { Services } from './services';
@@ -24,4 +24,9 @@ export function buildRoutes(services: Services, system: SystemHooks): Route[] {
     },
     ...accountRoutes(services.accounts),
   ];
+}
+
+/** Hot paths served by raw uWS handlers (see RawRoute). */
+export function buildRawRoutes(_services: Services, _system: SystemHooks): RawRoute[] {
+  return [];
 }
