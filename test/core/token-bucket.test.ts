@@ -1,0 +1,130 @@
+import t from 'tap';
+import { evaluateRules, peekRules, refill, takeQuota, takeToken, type LimitRule } from '../../src/core/token-bucket';
+
+const T0 = Date.UTC(2026, 10, 22, 12, 0, 0, 0); // 1795348800000
+const T0s = T0 / 1000;
+
+t.test('a new bucket starts full and takes one token', async (t) => {
+  const d = takeToken(undefined, { capacity: 20, refillPerSecond: 1 / 3 }, T0);
+  t.equal(d.allowed, true);
+  t.equal(d.limit, 20);
+  t.equal(d.remaining, 19);
+  t.same(d.next, { tokens: 19, updatedMs: T0 });
+  t.equal(d.resetUnix, T0s + 3, 'one token at 1/3 per second refills in 3 s');
+  t.equal(d.retryAfterSeconds, 0);
+});
+
+t.test('an empty bucket rejects with retry-after rounded up, never 0', async (t) => {
+  const spec = { capacity: 10, refillPerSecond: 1 / 6 };
+  const d = takeToken({ tokens: 0.5, updatedMs: T0 }, spec, T0);
+  t.equal(d.allowed, false);
+  t.equal(d.remaining, 0);
+  t.equal(d.retryAfterSeconds, 3, '0.5 token missing at 1/6 per s = 3 s');
+  t.equal(d.resetUnix, T0s + 57, '9.5 tokens missing = 57 s');
+  const fast = takeToken({ tokens: 0.999, updatedMs: T0 }, { capacity: 1000, refillPerSecond: 500 }, T0);
+  t.equal(fast.allowed, false);
+  t.equal(fast.retryAfterSeconds, 1, 'a 2 µs wait is still reported as 1 s');
+});
+
+t.test('refill is continuous and fractional, capped at capacity', async (t) => {
+  const spec = { capacity: 5, refillPerSecond: 2 };
+  t.equal(refill({ tokens: 0, updatedMs: T0 }, spec, T0 + 250), 0.5);
+  t.equal(refill({ tokens: 1.5, updatedMs: T0 }, spec, T0 + 1000), 3.5);
+  t.equal(refill({ tokens: 0, updatedMs: T0 }, spec, T0 + 86_400_000), 5, 'long idle refills to capacity, not beyond');
+});
+
+t.test('a clock that does not move, or moves back, adds nothing', async (t) => {
+  const spec = { capacity: 3, refillPerSecond: 1 };
+  let s = takeToken(undefined, spec, T0).next;
+  s = takeToken(s, spec, T0).next;
+  s = takeToken(s, spec, T0).next;
+  t.same(s, { tokens: 0, updatedMs: T0 });
+  t.equal(takeToken(s, spec, T0).allowed, false);
+  const back = takeToken(s, spec, T0 - 5000);
+  t.equal(back.allowed, false);
+  t.equal(refill(s, spec, T0 - 5000), 0);
+});
+
+t.test('capacity 1 passes one request per refill period', async (t) => {
+  const spec = { capacity: 1, refillPerSecond: 0.5 };
+  const a = takeToken(undefined, spec, T0);
+  t.equal(a.allowed, true);
+  t.equal(a.remaining, 0);
+  t.equal(a.resetUnix, T0s + 2);
+  const b = takeToken(a.next, spec, T0 + 1999);
+  t.equal(b.allowed, false);
+  t.equal(b.retryAfterSeconds, 1);
+  const c = takeToken(a.next, spec, T0 + 2000);
+  t.equal(c.allowed, true);
+});
+
+t.test('very high rates: a 0.3333/s bucket refills exactly one token in 3.0003 s', async (t) => {
+  const spec = { capacity: 20, refillPerSecond: 0.3333 };
+  const s = { tokens: 0, updatedMs: T0 };
+  t.equal(takeToken(s, spec, T0 + 3000).allowed, false);
+  t.equal(takeToken(s, spec, T0 + 3001).allowed, true);
+  const hi = { capacity: 1_000_000, refillPerSecond: 1_000_000 };
+  const d = takeToken({ tokens: 0, updatedMs: T0 }, hi, T0 + 1);
+  t.equal(d.allowed, true);
+  t.equal(d.remaining, 999);
+});
+
+t.test('daily quota counts per UTC day and resets at midnight', async (t) => {
+  const a = takeQuota(undefined, 3, T0);
+  t.same({ allowed: a.allowed, remaining: a.remaining, resetUnix: a.resetUnix }, { allowed: true, remaining: 2, resetUnix: Date.UTC(2026, 10, 23) / 1000 });
+  const b = takeQuota({ day: a.next.day, count: 3 }, 3, T0);
+  t.equal(b.allowed, false);
+  t.equal(b.retryAfterSeconds, 12 * 3600);
+  const nextDay = takeQuota({ day: a.next.day, count: 3 }, 3, Date.UTC(2026, 10, 23, 0, 0, 0, 1));
+  t.equal(nextDay.allowed, true);
+  t.equal(nextDay.remaining, 2);
+});
+
+const SHORTEN: LimitRule[] = [
+  { kind: 'bucket', name: 'bucket', capacity: 20, refillPerSecond: 1 / 3 },
+  { kind: 'bucket', name: 'burst', capacity: 5, refillPerSecond: 5 },
+  { kind: 'daily', name: 'daily', limit: 1000 },
+];
+
+t.test('composite: headers describe the binding limit', async (t) => {
+  const d = evaluateRules(SHORTEN, [undefined, undefined, undefined], T0);
+  t.equal(d.allowed, true);
+  t.equal(d.binding, 'burst', 'burst has 4 left, the bucket 19, the quota 999');
+  t.equal(d.limit, 5);
+  t.equal(d.remaining, 4);
+  t.equal(d.resetUnix, T0s + 1);
+});
+
+t.test('composite: ties go to the limit that resets last', async (t) => {
+  const rules: LimitRule[] = [
+    { kind: 'bucket', name: 'a', capacity: 2, refillPerSecond: 1 },
+    { kind: 'bucket', name: 'b', capacity: 2, refillPerSecond: 0.1 },
+  ];
+  const d = evaluateRules(rules, [undefined, undefined], T0);
+  t.equal(d.remaining, 1);
+  t.equal(d.binding, 'b');
+  t.equal(d.resetUnix, T0s + 10);
+});
+
+t.test('composite: a rejection consumes from none and waits for every limit', async (t) => {
+  const states = [{ tokens: 10, updatedMs: T0 }, { tokens: 0.2, updatedMs: T0 }, { day: Math.floor(T0 / 86_400_000), count: 7 }];
+  const d = evaluateRules(SHORTEN, states, T0);
+  t.equal(d.allowed, false);
+  t.same(d.rejectedBy, ['burst']);
+  t.equal(d.retryAfterSeconds, 1);
+  t.equal(d.binding, 'burst');
+  t.equal(d.remaining, 0);
+  t.equal(d.limit, 5);
+  const two = evaluateRules(SHORTEN, [{ tokens: 0, updatedMs: T0 }, { tokens: 0, updatedMs: T0 }, states[2]], T0);
+  t.same(two.rejectedBy, ['bucket', 'burst']);
+  t.equal(two.retryAfterSeconds, 3, 'the slower of the two refills');
+  t.equal(two.binding, 'bucket', 'both at 0: the bucket resets last (60 s vs 1 s)');
+  t.equal(two.resetUnix, T0s + 60);
+});
+
+t.test('peek shows the binding limit without consuming', async (t) => {
+  const p = peekRules(SHORTEN, [{ tokens: 3, updatedMs: T0 }, undefined, undefined], T0);
+  t.equal(p.remaining, 3);
+  t.equal(p.limit, 20);
+  t.equal(p.resetUnix, T0s + 51);
+});

@@ -1,0 +1,152 @@
+// The HTTP glue on a real uWS app with fixture routes: body limits, content types, strict schemas,
+// 404/405, and 500 without internals.
+import t from 'tap';
+import { z } from 'zod';
+import { loadNativeUws } from '../../src/http/uws';
+import { Router, parseWith, type Route } from '../../src/http/router';
+
+const uws = loadNativeUws();
+const observed: string[] = [];
+const router = new Router({
+  authenticate: (key) => (key === 'good-key' ? { userId: 'u1', keyId: 'k1', admin: false } : undefined),
+  observe: (route, method, status) => observed.push(`${method} ${route} ${status}`),
+  threadIndex: 0,
+});
+
+const itemSchema = z.strictObject({ text: z.string().min(1).max(5), media_ids: z.array(z.string().regex(/^\d+$/)).max(2).optional() });
+const routes: Route[] = [
+  { method: 'POST', path: '/items', auth: true, body: 'json', handler: (ctx) => ({ status: 201, json: parseWith(itemSchema, ctx.json) }) },
+  { method: 'GET', path: '/items/:id', handler: (ctx) => ({ status: 200, json: { id: ctx.params[0] } }) },
+  { method: 'DELETE', path: '/items/:id', auth: true, handler: () => ({ status: 204 }) },
+  { method: 'GET', path: '/boom', handler: () => { throw new Error('secret internal detail'); } },
+  { method: 'GET', path: '/slow', handler: async () => { await new Promise((r) => setTimeout(r, 20)); return { status: 200, json: { slow: true } }; } },
+  { method: 'POST', path: '/raw', body: 'raw', maxBodyBytes: 10, handler: (ctx) => ({ status: 200, json: { size: ctx.raw!.length } }) },
+];
+router.add(...routes);
+const app = uws.App();
+router.mount(app);
+
+let base = '';
+let listenSocket: unknown;
+t.before(
+  () =>
+    new Promise<void>((resolve) => {
+      app.listen('127.0.0.1', 0, (sock) => {
+        listenSocket = sock;
+        base = `http://127.0.0.1:${uws.us_socket_local_port(sock as never)}`;
+        resolve();
+      });
+    }),
+);
+t.teardown(() => {
+  uws.us_listen_socket_close(listenSocket as never);
+  (app as unknown as { close(): void }).close();
+});
+
+async function call(method: string, path: string, init: { body?: string | Buffer; headers?: Record<string, string> } = {}) {
+  const r = await fetch(base + path, { method, body: init.body, headers: init.headers });
+  const text = await r.text();
+  return { status: r.status, headers: r.headers, text, json: text ? JSON.parse(text) : undefined };
+}
+const auth = { authorization: 'Bearer good-key', 'content-type': 'application/json' };
+
+t.test('valid JSON is parsed and validated', async (t) => {
+  const r = await call('POST', '/items', { body: JSON.stringify({ text: 'hi' }), headers: auth });
+  t.equal(r.status, 201);
+  t.same(r.json, { text: 'hi' });
+});
+
+t.test('unknown fields are rejected and named', async (t) => {
+  const r = await call('POST', '/items', { body: JSON.stringify({ text: 'hi', colour: 'red' }), headers: auth });
+  t.equal(r.status, 400);
+  t.equal(r.json.error, 'invalid_request');
+  t.same(r.json.details, [{ path: 'colour', message: 'unknown field "colour"' }]);
+});
+
+t.test('validation details carry dot-joined paths', async (t) => {
+  const r = await call('POST', '/items', { body: JSON.stringify({ text: 'hi', media_ids: ['1', 'x'] }), headers: auth });
+  t.equal(r.status, 400);
+  t.equal(r.json.details.length, 1);
+  t.equal(r.json.details[0].path, 'media_ids.1');
+  t.type(r.json.message, 'string');
+});
+
+t.test('malformed JSON is 400, a missing body is 400', async (t) => {
+  const bad = await call('POST', '/items', { body: '{"text": ', headers: auth });
+  t.equal(bad.status, 400);
+  t.equal(bad.json.error, 'invalid_request');
+  const empty = await call('POST', '/items', { body: '', headers: auth });
+  t.equal(empty.status, 400);
+});
+
+t.test('a Content-Type other than application/json is 415', async (t) => {
+  const r = await call('POST', '/items', { body: 'text=hi', headers: { authorization: 'Bearer good-key', 'content-type': 'application/x-www-form-urlencoded' } });
+  t.equal(r.status, 415);
+  t.equal(r.json.error, 'unsupported_media_type');
+  const charset = await call('POST', '/items', { body: '{"text":"ok"}', headers: { ...auth, 'content-type': 'application/json; charset=utf-8' } });
+  t.equal(charset.status, 201, 'a charset parameter is fine');
+});
+
+t.test('a JSON body over 16 KiB is 413', async (t) => {
+  const big = JSON.stringify({ text: 'x'.repeat(17 * 1024) });
+  const r = await call('POST', '/items', { body: big, headers: auth });
+  t.equal(r.status, 413);
+  t.equal(r.json.error, 'payload_too_large');
+  const exactly = JSON.stringify({ text: 'x'.repeat(16 * 1024 - 11) });
+  t.equal(Buffer.byteLength(exactly), 16 * 1024);
+  const ok = await call('POST', '/items', { body: exactly, headers: auth });
+  t.equal(ok.status, 400, 'a body of exactly 16 KiB is read (and then fails validation)');
+});
+
+t.test('raw bodies respect their own limit', async (t) => {
+  t.equal((await call('POST', '/raw', { body: Buffer.alloc(10) })).json.size, 10);
+  t.equal((await call('POST', '/raw', { body: Buffer.alloc(11) })).status, 413);
+});
+
+t.test('authentication: missing, unknown and malformed keys are 401 with WWW-Authenticate', async (t) => {
+  for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: 'Basic abc' }, { 'x-api-key': 'nope' }] as Array<Record<string, string>>) {
+    const r = await call('DELETE', '/items/1', { headers });
+    t.equal(r.status, 401);
+    t.equal(r.headers.get('www-authenticate'), 'Bearer');
+    t.equal(r.json.error, 'unauthorized');
+  }
+  t.equal((await call('DELETE', '/items/1', { headers: { 'x-api-key': 'good-key' } })).status, 204);
+  t.equal((await call('DELETE', '/items/1', { headers: { authorization: 'bearer good-key' } })).status, 204);
+});
+
+t.test('404 for unknown routes, 405 with Allow for known paths', async (t) => {
+  const nf = await call('GET', '/nothing/here');
+  t.equal(nf.status, 404);
+  t.same(Object.keys(nf.json).sort(), ['error', 'message']);
+  const na = await call('PUT', '/items/7');
+  t.equal(na.status, 405);
+  t.equal(na.headers.get('allow'), 'GET, HEAD, DELETE');
+  t.equal(na.json.error, 'method_not_allowed');
+});
+
+t.test('HEAD answers like GET without a body', async (t) => {
+  const r = await call('HEAD', '/items/42');
+  t.equal(r.status, 200);
+  t.equal(r.text, '');
+});
+
+t.test('path parameters are percent-decoded', async (t) => {
+  t.same((await call('GET', '/items/a%20b')).json, { id: 'a b' });
+});
+
+t.test('a failing handler is a 500 without internals, with a request id', async (t) => {
+  const r = await call('GET', '/boom');
+  t.equal(r.status, 500);
+  t.equal(r.json.error, 'internal');
+  t.notMatch(r.text, /secret internal detail/);
+  t.notMatch(r.text, /at .*\.js/);
+  t.match(r.json.request_id, /^0-[0-9a-z]+$/);
+  t.equal(r.headers.get('x-request-id'), r.json.request_id);
+});
+
+t.test('asynchronous handlers and metrics observation', async (t) => {
+  t.same((await call('GET', '/slow')).json, { slow: true });
+  t.ok(observed.includes('GET /slow 200'));
+  t.ok(observed.includes('PUT /items/:id 405'));
+  t.ok(observed.includes('GET unmatched 404'));
+});

@@ -1,0 +1,55 @@
+import t from 'tap';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { rmSync } from 'node:fs';
+import { tempDataDir } from '../helpers/server';
+import { openHotStore } from '../../src/store/lmdb';
+import { SharedLimiter } from '../../src/ratelimit/shared';
+
+const FIXTURE = join(__dirname, '..', 'fixtures', 'limiter-hammer.js');
+
+t.test('threads and processes on one data dir share one bucket: exactly capacity pass', async (t) => {
+  const dataDir = tempDataDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const job = { dataDir, attempts: 200, startAt: Date.now() + 1500 };
+  const inThreads = [0, 1, 2].map(
+    () =>
+      new Promise<number>((resolve, reject) => {
+        const w = new Worker(FIXTURE, { workerData: job });
+        w.once('message', (n: number) => resolve(n));
+        w.once('error', reject);
+      }),
+  );
+  const inProcesses = [0, 1].map(
+    () =>
+      new Promise<number>((resolve, reject) => {
+        execFile(process.execPath, [FIXTURE, JSON.stringify(job)], (err, stdout) => (err ? reject(err) : resolve(Number(stdout))));
+      }),
+  );
+  const counts = await Promise.all([...inThreads, ...inProcesses]);
+  t.equal(counts.reduce((a, b) => a + b, 0), 10, `passes per contender: ${counts.join(', ')}`);
+});
+
+t.test('a rejected composite request consumes nothing; separate identities are independent', async (t) => {
+  const dataDir = tempDataDir();
+  const hot = openHotStore(dataDir);
+  t.teardown(async () => {
+    await hot.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const limiter = new SharedLimiter(hot);
+  const now = Date.UTC(2026, 10, 22, 12, 0, 0);
+  const rules = [
+    { kind: 'bucket' as const, name: 'big', capacity: 3, refillPerSecond: 0.001 },
+    { kind: 'bucket' as const, name: 'small', capacity: 1, refillPerSecond: 0.001 },
+  ];
+  t.equal(limiter.check('a', rules, now).allowed, true);
+  const rejected = limiter.check('a', rules, now);
+  t.equal(rejected.allowed, false);
+  t.same(rejected.rejectedBy, ['small']);
+  t.equal(limiter.peek('a', [rules[0]], now).remaining, 2, 'the big bucket lost only the first token');
+  t.equal(limiter.check('b', rules, now).allowed, true, 'another identity has its own buckets');
+  limiter.reset('a', rules);
+  t.equal(limiter.check('a', rules, now).allowed, true, 'reset forgets the state');
+});
