@@ -3,6 +3,7 @@
 import { migrate, openSqlite, currentSchemaVersion } from '../store/sqlite';
 import { openHotStore } from '../store/lmdb';
 import { liveLeases } from '../store/node-lease';
+import { socialStatus } from '../social/outbox';
 import { commandConfig, dataDirOf, printJson, type CommonOptions } from './common';
 
 interface StatusOptions extends CommonOptions {
@@ -21,6 +22,7 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
       data_dir: dir,
       schema_version: currentSchemaVersion(db),
       counts: { users: count('users'), api_keys: count('api_keys') },
+      social: socialStatus(db),
       node_leases: liveLeases(hot).map((l) => ({ node_id: l.nodeId, pid: l.pid, thread: l.threadId, expires_at: new Date(l.expiresAt).toISOString() })),
     };
     if (opts.json) {
@@ -30,6 +32,7 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
     process.stdout.write(`data dir        ${status.data_dir}\n`);
     process.stdout.write(`schema version  ${status.schema_version}\n`);
     for (const [k, v] of Object.entries(status.counts)) process.stdout.write(`${k.padEnd(16)}${v}\n`);
+    for (const [k, v] of Object.entries(status.social)) process.stdout.write(`${k.padEnd(20)}${v}\n`);
     process.stdout.write(`node leases     ${status.node_leases.map((l) => `${l.node_id} (pid ${l.pid})`).join(', ') || 'none'}\n`);
   } finally {
     db.close();

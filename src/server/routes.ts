@@ -23,6 +23,7 @@ export function buildRoutes(services: Services, system: SystemHooks): Route[] {
       },
     },
     ...accountRoutes(services.accounts),
+    ...services.social.routes(),
   ];
 }
 

@@ -6,6 +6,7 @@ import { openHotStore, type HotStore } from '../store/lmdb';
 import { leaseNodeId, type LeasedIdGenerator } from '../store/node-lease';
 import { RateLimits, type RateLimitHooks } from '../ratelimit/policies';
 import { SharedLimiter } from '../ratelimit/shared';
+import { openSocial, type Social } from '../social';
 
 export interface Services {
   config: Config;
@@ -16,6 +17,7 @@ export interface Services {
   newId: () => string;
   accounts: AccountStore;
   limits: RateLimits;
+  social: Social;
   /** Client addresses whose X-Forwarded-For is believed (server.trusted_proxies). */
   trustedProxies: ReadonlySet<string>;
   close(): Promise<void>;
@@ -40,6 +42,7 @@ export function openServices(config: Config, dataDir: string, hooks: ServiceHook
     newId: () => lease.ids.next(),
     accounts,
     limits,
+    social: openSocial(config, dataDir, sqlite, hot, accounts, () => lease.ids.next()),
     trustedProxies: new Set(config.server.trusted_proxies),
     async close() {
       limits.redirect.close();

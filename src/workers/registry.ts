@@ -1,9 +1,12 @@
 // Every task the pool can run, by name. Capabilities add their handlers here.
 import type { TaskContext } from './tasks';
+import { fanoutTask } from '../social/fanout';
 
 export type TaskHandler<P = any, R = unknown> = (ctx: TaskContext, payload: P) => Promise<R> | R;
 
 export const TASKS: Record<string, TaskHandler> = {
   /** Round trip through the pool; used by `perch status` checks and tests of the pool itself. */
   ping: () => 'pong',
+  /** Home-timeline fan-out of a range of outbox events. */
+  'social.fanout': fanoutTask,
 };

@@ -1,6 +1,7 @@
 // Versioned schema migrations, applied in order and recorded in schema_migrations.
 // A migration is never edited once released; a change of schema is a new entry.
 import { accounts } from './001-accounts';
+import { social } from './003-social';
 
 export interface Migration {
   version: number;
@@ -8,4 +9,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [accounts];
+export const MIGRATIONS: Migration[] = [accounts, social];

@@ -1,0 +1,34 @@
+// Post text rules: NFC-normalised, 1–280 Unicode code points, not only white space.
+// Pure: the HTTP layer turns a failure into a 400 naming the `text` field.
+
+export const MAX_POST_CODE_POINTS = 280;
+
+/** Code points of a string (a surrogate pair counts once). */
+export function codePointLength(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+const ONLY_WHITE_SPACE = /^\p{White_Space}*$/u;
+
+export type PostTextResult = { ok: true; text: string } | { ok: false; message: string };
+
+/** Normalises post text and checks its length; the stored form is the returned `text`. */
+export function normalizePostText(raw: string): PostTextResult {
+  const text = raw.normalize('NFC');
+  if (ONLY_WHITE_SPACE.test(text)) return { ok: false, message: 'text must contain something other than white space' };
+  const length = codePointLength(text);
+  if (length > MAX_POST_CODE_POINTS) {
+    return { ok: false, message: `text is ${length} characters long; the limit is ${MAX_POST_CODE_POINTS}` };
+  }
+  return { ok: true, text };
+}

@@ -1,0 +1,119 @@
+// Home timeline windows: a user's precomputed timeline is a sorted run of 64-bit post ids kept as
+// one binary value (8 bytes of `floor`, then the ids ascending, 8 bytes each, big-endian). Every
+// post meant for the timeline with an id above `floor` is in the run; below it (trimmed by the cap,
+// or never precomputed) the durable store answers. Pure functions over Buffers and bigints.
+
+const HEADER = 8;
+
+export interface TimelineWindow {
+  floor: bigint;
+  ids: bigint[];
+}
+
+export function decodeTimeline(buf: Buffer): TimelineWindow {
+  const floor = buf.readBigUInt64BE(0);
+  const n = (buf.length - HEADER) >> 3;
+  const ids = new Array<bigint>(n);
+  for (let i = 0; i < n; i++) ids[i] = buf.readBigUInt64BE(HEADER + i * 8);
+  return { floor, ids };
+}
+
+export function encodeTimeline(floor: bigint, ids: bigint[]): Buffer {
+  const buf = Buffer.allocUnsafe(HEADER + ids.length * 8);
+  buf.writeBigUInt64BE(floor, 0);
+  for (let i = 0; i < ids.length; i++) buf.writeBigUInt64BE(ids[i], HEADER + i * 8);
+  return buf;
+}
+
+/**
+ * Adds post ids (any order, duplicates allowed) to a timeline value and caps it at `cap` ids,
+ * trimming the oldest and raising `floor` to the newest trimmed id. A missing timeline starts with
+ * `floor` just below the smallest added id: nothing older was precomputed for it. Adding an id that
+ * is already present, or one at or below `floor`, changes nothing, so replays are harmless.
+ */
+export function addToTimeline(current: Buffer | undefined | null, add: bigint[], cap: number): Buffer {
+  const sortedAdd = [...add].sort(compareBigint);
+  let floor: bigint;
+  let ids: bigint[];
+  if (current && current.length >= HEADER) {
+    ({ floor, ids } = decodeTimeline(current));
+  } else {
+    floor = sortedAdd.length > 0 && sortedAdd[0] > 0n ? sortedAdd[0] - 1n : 0n;
+    ids = [];
+  }
+  const merged: bigint[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < ids.length || j < sortedAdd.length) {
+    let next: bigint;
+    if (j >= sortedAdd.length || (i < ids.length && ids[i] <= sortedAdd[j])) next = ids[i++];
+    else next = sortedAdd[j++];
+    if (next <= floor) continue;
+    if (merged.length > 0 && merged[merged.length - 1] === next) continue;
+    merged.push(next);
+  }
+  if (merged.length > cap) {
+    const cut = merged.length - cap;
+    floor = merged[cut - 1];
+    return encodeTimeline(floor, merged.slice(cut));
+  }
+  return encodeTimeline(floor, merged);
+}
+
+/** The fast path of fan-out: appends one id that is newer than every id present. */
+export function appendNewest(current: Buffer | undefined | null, id: bigint, cap: number): Buffer {
+  if (!current || current.length < HEADER) return encodeTimeline(id - 1n, [id]);
+  const n = (current.length - HEADER) >> 3;
+  const last = n > 0 ? current.readBigUInt64BE(current.length - 8) : current.readBigUInt64BE(0);
+  if (id <= last) return addToTimeline(current, [id], cap);
+  if (n < cap) {
+    const out = Buffer.allocUnsafe(current.length + 8);
+    current.copy(out, 0);
+    out.writeBigUInt64BE(id, current.length);
+    return out;
+  }
+  // Full: drop the oldest (raising floor to it) and append.
+  const keep = cap - 1;
+  const out = Buffer.allocUnsafe(HEADER + cap * 8);
+  const dropEnd = HEADER + (n - keep) * 8;
+  out.writeBigUInt64BE(current.readBigUInt64BE(dropEnd - 8), 0);
+  current.copy(out, HEADER, dropEnd);
+  out.writeBigUInt64BE(id, HEADER + keep * 8);
+  return out;
+}
+
+/** Ids of the window strictly below `before`, newest first, at most `max`. */
+export function idsBelow(window: TimelineWindow, before: bigint, max: number): bigint[] {
+  const { ids } = window;
+  // Binary search for the first index whose id is >= before.
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid] < before) lo = mid + 1;
+    else hi = mid;
+  }
+  const out: bigint[] = [];
+  for (let k = lo - 1; k >= 0 && out.length < max; k--) out.push(ids[k]);
+  return out;
+}
+
+/** Merges lists that are each sorted newest first into one, newest first, without duplicates. */
+export function mergeNewestFirst(lists: bigint[][], max: number): bigint[] {
+  const pos = lists.map(() => 0);
+  const out: bigint[] = [];
+  while (out.length < max) {
+    let best = -1;
+    for (let l = 0; l < lists.length; l++) {
+      if (pos[l] < lists[l].length && (best === -1 || lists[l][pos[l]] > lists[best][pos[best]])) best = l;
+    }
+    if (best === -1) break;
+    const v = lists[best][pos[best]++];
+    if (out.length === 0 || out[out.length - 1] !== v) out.push(v);
+  }
+  return out;
+}
+
+function compareBigint(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,38 @@
+// Home timelines in LMDB: one binary value per user (see core/timeline-merge for the layout),
+// written only by the fan-out task and read by every HTTP thread. Everything here can be rebuilt
+// from SQLite; a missing value means "no precomputed window", and reads go to SQLite instead.
+import type { Database } from 'lmdb';
+import type { HotStore } from '../store/lmdb';
+import { decodeTimeline, type TimelineWindow } from '../core/timeline-merge';
+
+export const HOME_TIMELINES_DB = 'home_timelines';
+
+export type HomeTimelineDb = Database<Buffer, string>;
+
+const opened = new WeakMap<object, HomeTimelineDb>();
+
+export function homeTimelines(hot: HotStore): HomeTimelineDb {
+  let db = opened.get(hot.root);
+  if (!db) {
+    db = hot.root.openDB<Buffer, string>({ name: HOME_TIMELINES_DB, encoding: 'binary', compression: false });
+    opened.set(hot.root, db);
+  }
+  return db;
+}
+
+export function readWindow(db: HomeTimelineDb, userId: string): TimelineWindow | null {
+  const buf = db.getBinaryFast(userId);
+  return buf && buf.length >= 8 ? decodeTimeline(buf) : null;
+}
+
+/** True when the user's precomputed timeline holds this post id. */
+export function windowHas(db: HomeTimelineDb, userId: string, id: bigint): boolean {
+  const buf = db.getBinaryFast(userId);
+  if (!buf) return false;
+  for (let off = buf.length - 8; off >= 8; off -= 8) {
+    const v = buf.readBigUInt64BE(off);
+    if (v === id) return true;
+    if (v < id) return false;
+  }
+  return false;
+}

@@ -1,0 +1,112 @@
+// The outbox: every change others react to is written to `events` in the transaction that makes
+// it. Consumers keep their position in `event_consumers`; the supervisor's dispatcher hands each
+// batch of new events to a piscina task and advances the position only after the task succeeded,
+// so after a crash or restart processing resumes at the first unprocessed event (at least once).
+import { Gauge, type Registry } from 'prom-client';
+import type { Statement } from 'better-sqlite3';
+import type { Sqlite } from '../store/sqlite';
+import type { BackgroundContext, BackgroundModule } from '../server/background';
+import type { FanoutRange } from './fanout';
+
+export const FANOUT_CONSUMER = 'fanout';
+const BATCH = 1000;
+
+export class OutboxCursor {
+  private readonly lastStmt: Statement;
+  private readonly maxStmt: Statement;
+  private readonly advanceStmt: Statement;
+  private readonly oldestStmt: Statement;
+
+  constructor(
+    db: Sqlite,
+    readonly consumer: string,
+  ) {
+    this.lastStmt = db.prepare('SELECT last_seq FROM event_consumers WHERE name = ?').pluck();
+    this.maxStmt = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck();
+    this.advanceStmt = db.prepare(
+      'INSERT INTO event_consumers (name, last_seq, updated_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at',
+    );
+    this.oldestStmt = db.prepare('SELECT created_at FROM events WHERE seq > ? ORDER BY seq LIMIT 1').pluck();
+  }
+
+  last(): number {
+    return (this.lastStmt.get(this.consumer) as number | undefined) ?? 0;
+  }
+
+  /** The newest committed event's sequence number. */
+  newest(): number {
+    return (this.maxStmt.get() as number | undefined) ?? 0;
+  }
+
+  advance(seq: number): void {
+    this.advanceStmt.run(this.consumer, seq, new Date().toISOString());
+  }
+
+  /** Events not yet processed, and the age in seconds of the oldest of them. */
+  lag(now = Date.now()): { events: number; seconds: number } {
+    const last = this.last();
+    const events = Math.max(0, this.newest() - last);
+    if (events === 0) return { events, seconds: 0 };
+    const oldest = this.oldestStmt.get(last) as string | undefined;
+    return { events, seconds: oldest ? Math.max(0, (now - Date.parse(oldest)) / 1000) : 0 };
+  }
+}
+
+const cursors = new WeakMap<Sqlite, OutboxCursor>();
+function fanoutCursor(db: Sqlite): OutboxCursor {
+  let c = cursors.get(db);
+  if (!c) {
+    c = new OutboxCursor(db, FANOUT_CONSUMER);
+    cursors.set(db, c);
+  }
+  return c;
+}
+
+/** Hands every pending batch of events to the fan-out task, in order. */
+export async function dispatchFanout(ctx: BackgroundContext): Promise<void> {
+  const cursor = fanoutCursor(ctx.sqlite);
+  for (;;) {
+    const last = cursor.last();
+    const newest = cursor.newest();
+    if (newest <= last) return;
+    const range: FanoutRange = { after: last, upTo: Math.min(newest, last + BATCH) };
+    await ctx.runTask({ task: 'social.fanout', payload: range });
+    cursor.advance(range.upTo);
+  }
+}
+
+export const socialModule: BackgroundModule = {
+  jobs: () => [{ name: 'social.fanout', everyMs: 10, flushOnStop: true, run: dispatchFanout }],
+  gauges(registry: Registry, ctx: BackgroundContext) {
+    new Gauge({
+      name: 'perch_fanout_lag_events',
+      help: 'Outbox events not yet processed by the home-timeline fan-out.',
+      registers: [registry],
+      collect() {
+        this.set(fanoutCursor(ctx.sqlite).lag().events);
+      },
+    });
+    new Gauge({
+      name: 'perch_fanout_lag_seconds',
+      help: 'Age of the oldest outbox event not yet processed by the fan-out.',
+      registers: [registry],
+      collect() {
+        this.set(fanoutCursor(ctx.sqlite).lag().seconds);
+      },
+    });
+  },
+};
+
+/** Counts and fan-out lag for `perch status`. */
+export function socialStatus(db: Sqlite): Record<string, number> {
+  const count = (sql: string) => db.prepare(sql).pluck().get() as number;
+  const lag = fanoutCursor(db).lag();
+  return {
+    posts: count('SELECT COUNT(*) FROM posts WHERE deleted_at IS NULL'),
+    follows: count('SELECT COUNT(*) FROM follows'),
+    likes: count('SELECT COUNT(*) FROM likes'),
+    media: count('SELECT COUNT(*) FROM media'),
+    fanout_lag_events: lag.events,
+    fanout_lag_seconds: Math.round(lag.seconds * 1000) / 1000,
+  };
+}

@@ -1,0 +1,120 @@
+// HTTP routes of the microblog: posts, likes, follows, profile lists and the home timeline.
+import type { Route } from '../http/router';
+import { parseWith } from '../http/router';
+import type { SocialService } from './service';
+import type { HomeTimelineReader } from './timeline';
+import { createPostSchema, pageReply, pageRequest } from './schema';
+
+const NO_CONTENT = { status: 204 } as const;
+const FOLLOWING = { status: 200, json: { following: true } } as const;
+
+export function socialRoutes(social: SocialService, timeline: HomeTimelineReader): Route[] {
+  return [
+    {
+      method: 'POST',
+      path: '/api/posts',
+      auth: true,
+      body: 'json',
+      async handler(ctx) {
+        const input = parseWith(createPostSchema, ctx.json);
+        const post = await social.createPost(ctx.principal!.userId, input);
+        return { status: 201, json: post };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/posts/:id',
+      handler: (ctx) => ({ status: 200, json: social.getPost(ctx.params[0]) }),
+    },
+    {
+      method: 'DELETE',
+      path: '/api/posts/:id',
+      auth: true,
+      async handler(ctx) {
+        await social.deletePost(ctx.principal!.userId, ctx.params[0]);
+        return NO_CONTENT;
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/posts/:id/like',
+      auth: true,
+      async handler(ctx) {
+        await social.like(ctx.principal!.userId, ctx.params[0]);
+        return NO_CONTENT;
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/posts/:id/like',
+      auth: true,
+      async handler(ctx) {
+        await social.unlike(ctx.principal!.userId, ctx.params[0]);
+        return NO_CONTENT;
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/users/:id/posts',
+      handler(ctx) {
+        const user = social.userOrThrow(ctx.params[0]);
+        const kind = `posts:${user.id}`;
+        const page = pageRequest(ctx, kind);
+        const result = social.userPosts(user.id, page.before, page.limit);
+        return { status: 200, json: pageReply(kind, result.items, result.next) };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/users/:id/follow',
+      auth: true,
+      async handler(ctx) {
+        await social.follow(ctx.principal!.userId, ctx.params[0]);
+        return FOLLOWING;
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/users/:id/follow',
+      auth: true,
+      async handler(ctx) {
+        await social.unfollow(ctx.principal!.userId, ctx.params[0]);
+        return NO_CONTENT;
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/users/:id/followers',
+      handler(ctx) {
+        const user = social.userOrThrow(ctx.params[0]);
+        const kind = `followers:${user.id}`;
+        const page = pageRequest(ctx, kind);
+        const result = social.followers(user.id, page.before, page.limit);
+        return { status: 200, json: pageReply(kind, result.items, result.next) };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/users/:id/following',
+      handler(ctx) {
+        const user = social.userOrThrow(ctx.params[0]);
+        const kind = `following:${user.id}`;
+        const page = pageRequest(ctx, kind);
+        const result = social.following(user.id, page.before, page.limit);
+        return { status: 200, json: pageReply(kind, result.items, result.next) };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/timeline',
+      auth: true,
+      handler(ctx) {
+        const userId = ctx.principal!.userId;
+        const kind = `timeline:${userId}`;
+        const page = pageRequest(ctx, kind);
+        const result = timeline.read(userId, page.before, page.limit);
+        return { status: 200, json: pageReply(kind, result.items, result.next) };
+      },
+    },
+  ];
+}

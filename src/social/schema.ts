@@ -1,0 +1,49 @@
+// Request shapes of the microblog endpoints, and the contract's list paging (?limit, ?cursor).
+import { z } from 'zod';
+import { invalidField } from '../http/errors';
+import { queryParams, type Ctx } from '../http/router';
+import { decodeCursor, encodeCursor } from '../core/cursor';
+import { TOP } from './service';
+
+export const createPostSchema = z.strictObject({
+  text: z.string(),
+  media_ids: z.array(z.string()).max(4, 'at most 4 media ids').optional(),
+  reply_to: z.string().nullable().optional(),
+});
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+
+export interface PageRequest {
+  limit: number;
+  /** Exclusive upper bound: items strictly older than this. */
+  before: bigint;
+}
+
+/**
+ * Reads `?limit` and `?cursor` for the list `kind` (which names the list and its subject, so a
+ * cursor of one list is not accepted by another).
+ */
+export function pageRequest(ctx: Ctx, kind: string): PageRequest {
+  const q = queryParams(ctx);
+  let limit = DEFAULT_LIMIT;
+  const rawLimit = q.get('limit');
+  if (rawLimit !== null) {
+    if (!/^[0-9]{1,3}$/.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > MAX_LIMIT) {
+      throw invalidField('limit', `limit must be an integer from 1 to ${MAX_LIMIT}`);
+    }
+    limit = Number(rawLimit);
+  }
+  let before = TOP;
+  const cursor = q.get('cursor');
+  if (cursor !== null) {
+    const position = decodeCursor(kind, cursor, 1);
+    if (!position) throw invalidField('cursor', 'not a cursor issued for this list');
+    before = BigInt(position[0]);
+  }
+  return { limit, before };
+}
+
+export function pageReply<T>(kind: string, items: T[], next: bigint | null): { items: T[]; next_cursor: string | null } {
+  return { items, next_cursor: next === null ? null : encodeCursor(kind, [next.toString()]) };
+}

@@ -1,0 +1,192 @@
+// Persistence of the microblog in SQLite: posts, media metadata, follows, likes and the `events`
+// outbox. Post ids are INTEGER columns bound as bigint and read back as text (CAST), because a
+// 64-bit id does not fit a JavaScript number.
+import type { Statement } from 'better-sqlite3';
+import type { Sqlite } from '../store/sqlite';
+
+export interface PostRow {
+  id: string;
+  author_id: string;
+  text: string;
+  media_ids: string;
+  reply_to: string | null;
+  created_at: string;
+  like_count: number;
+  reply_count: number;
+}
+
+export interface TimelineRow extends PostRow {
+  handle: string;
+}
+
+export interface FolloweeRow {
+  id: string;
+  since: string;
+  followers_count: number;
+}
+
+export interface UserListRow {
+  id: string;
+  handle: string;
+  created_at: string;
+  followers_count: number;
+  following_count: number;
+  since: string;
+}
+
+export interface EventRow {
+  seq: number;
+  type: string;
+  actor_id: string | null;
+  recipient_id: string | null;
+  post_id: string | null;
+  payload: string;
+  created_at: string;
+}
+
+export type EventType = 'post_created' | 'post_deleted' | 'like' | 'unlike' | 'reply' | 'follow' | 'unfollow';
+
+const POST_COLUMNS =
+  'CAST(p.id AS TEXT) AS id, p.author_id, p.text, p.media_ids, CAST(p.reply_to AS TEXT) AS reply_to, p.created_at, p.like_count, p.reply_count';
+
+export class SocialStore {
+  private readonly s: Record<string, Statement>;
+
+  constructor(readonly db: Sqlite) {
+    const q = (sql: string) => db.prepare(sql);
+    this.s = {
+      insertPost: q('INSERT INTO posts (id, author_id, text, media_ids, reply_to, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      livePost: q(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id = ? AND p.deleted_at IS NULL`),
+      postAuthor: q('SELECT author_id, CAST(reply_to AS TEXT) AS reply_to, deleted_at FROM posts WHERE id = ?'),
+      softDelete: q('UPDATE posts SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL'),
+      incReplies: q('UPDATE posts SET reply_count = reply_count + 1 WHERE id = ?'),
+      decReplies: q('UPDATE posts SET reply_count = reply_count - 1 WHERE id = ? AND reply_count > 0'),
+      mediaOwner: q('SELECT owner_id FROM media WHERE id = ?'),
+      insertMedia: q('INSERT INTO media (id, owner_id, content_type, size, created_at) VALUES (?, ?, ?, ?, ?)'),
+      media: q('SELECT id, owner_id, content_type, size, created_at FROM media WHERE id = ?'),
+      insertLike: q('INSERT OR IGNORE INTO likes (post_id, user_id, created_at) VALUES (?, ?, ?)'),
+      deleteLike: q('DELETE FROM likes WHERE post_id = ? AND user_id = ?'),
+      incLikes: q('UPDATE posts SET like_count = like_count + 1 WHERE id = ?'),
+      decLikes: q('UPDATE posts SET like_count = like_count - 1 WHERE id = ? AND like_count > 0'),
+      insertFollow: q('INSERT OR IGNORE INTO follows (follower_id, followee_id, since_id, created_at) VALUES (?, ?, ?, ?)'),
+      deleteFollow: q('DELETE FROM follows WHERE follower_id = ? AND followee_id = ?'),
+      addFollowing: q('UPDATE users SET following_count = following_count + ? WHERE id = ?'),
+      addFollowers: q('UPDATE users SET followers_count = followers_count + ? WHERE id = ?'),
+      insertEvent: q('INSERT INTO events (type, actor_id, recipient_id, post_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      authorPage: q(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.author_id = ? AND p.id < ? AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT ?`),
+      authorIdsBetween: q(
+        'SELECT CAST(id AS TEXT) AS id FROM posts WHERE author_id = ? AND id > ? AND id < ? AND deleted_at IS NULL ORDER BY id DESC LIMIT ?',
+      ),
+      followees: q(
+        'SELECT f.followee_id AS id, CAST(f.since_id AS TEXT) AS since, u.followers_count FROM follows f JOIN users u ON u.id = f.followee_id WHERE f.follower_id = ?',
+      ),
+      followersPage: q(
+        `SELECT u.id, u.handle, u.created_at, u.followers_count, u.following_count, CAST(f.since_id AS TEXT) AS since
+         FROM follows f JOIN users u ON u.id = f.follower_id WHERE f.followee_id = ? AND f.since_id < ? ORDER BY f.since_id DESC LIMIT ?`,
+      ),
+      followingPage: q(
+        `SELECT u.id, u.handle, u.created_at, u.followers_count, u.following_count, CAST(f.since_id AS TEXT) AS since
+         FROM follows f JOIN users u ON u.id = f.followee_id WHERE f.follower_id = ? AND f.since_id < ? ORDER BY f.since_id DESC LIMIT ?`,
+      ),
+      hydrate: q(
+        `SELECT ${POST_COLUMNS}, u.handle FROM posts p JOIN users u ON u.id = p.author_id
+         WHERE p.id IN (SELECT value FROM json_each(?)) AND p.deleted_at IS NULL`,
+      ),
+    };
+  }
+
+  insertPost(id: bigint, authorId: string, text: string, mediaIds: string[], replyTo: bigint | null, createdAt: string): void {
+    this.s.insertPost.run(id, authorId, text, JSON.stringify(mediaIds), replyTo, createdAt);
+  }
+
+  livePost(id: bigint): PostRow | undefined {
+    return this.s.livePost.get(id) as PostRow | undefined;
+  }
+
+  /** Author and parent of a post, deleted or not. */
+  postAuthor(id: bigint): { author_id: string; reply_to: string | null; deleted_at: string | null } | undefined {
+    return this.s.postAuthor.get(id) as { author_id: string; reply_to: string | null; deleted_at: string | null } | undefined;
+  }
+
+  softDelete(id: bigint, now: string): boolean {
+    return this.s.softDelete.run(now, id).changes === 1;
+  }
+
+  addReplyCount(parent: bigint, delta: 1 | -1): void {
+    (delta > 0 ? this.s.incReplies : this.s.decReplies).run(parent);
+  }
+
+  mediaOwner(id: string): string | undefined {
+    return (this.s.mediaOwner.get(id) as { owner_id: string } | undefined)?.owner_id;
+  }
+
+  insertMedia(id: string, ownerId: string, contentType: string, size: number, now: string): void {
+    this.s.insertMedia.run(id, ownerId, contentType, size, now);
+  }
+
+  media(id: string): { id: string; owner_id: string; content_type: string; size: number; created_at: string } | undefined {
+    return this.s.media.get(id) as { id: string; owner_id: string; content_type: string; size: number; created_at: string } | undefined;
+  }
+
+  /** True when the like is new. */
+  like(postId: bigint, userId: string, now: string): boolean {
+    if (this.s.insertLike.run(postId, userId, now).changes === 0) return false;
+    this.s.incLikes.run(postId);
+    return true;
+  }
+
+  /** True when a like was removed. */
+  unlike(postId: bigint, userId: string): boolean {
+    if (this.s.deleteLike.run(postId, userId).changes === 0) return false;
+    this.s.decLikes.run(postId);
+    return true;
+  }
+
+  /** True when the follow is new; counts change in the same transaction. */
+  follow(followerId: string, followeeId: string, sinceId: bigint, now: string): boolean {
+    if (this.s.insertFollow.run(followerId, followeeId, sinceId, now).changes === 0) return false;
+    this.s.addFollowing.run(1, followerId);
+    this.s.addFollowers.run(1, followeeId);
+    return true;
+  }
+
+  unfollow(followerId: string, followeeId: string): boolean {
+    if (this.s.deleteFollow.run(followerId, followeeId).changes === 0) return false;
+    this.s.addFollowing.run(-1, followerId);
+    this.s.addFollowers.run(-1, followeeId);
+    return true;
+  }
+
+  event(type: EventType, actorId: string | null, recipientId: string | null, postId: string | null, payload: Record<string, unknown>, now: string): void {
+    this.s.insertEvent.run(type, actorId, recipientId, postId, JSON.stringify(payload), now);
+  }
+
+  /** An author's live posts with ids below `before`, newest first. */
+  authorPage(authorId: string, before: bigint, limit: number): PostRow[] {
+    return this.s.authorPage.all(authorId, before, limit) as PostRow[];
+  }
+
+  /** Ids of an author's live posts strictly between `after` and `before`, newest first. */
+  authorIdsBetween(authorId: string, after: bigint, before: bigint, limit: number): bigint[] {
+    const rows = this.s.authorIdsBetween.all(authorId, after, before, limit) as Array<{ id: string }>;
+    return rows.map((r) => BigInt(r.id));
+  }
+
+  followees(userId: string): FolloweeRow[] {
+    return this.s.followees.all(userId) as FolloweeRow[];
+  }
+
+  followersPage(userId: string, before: bigint, limit: number): UserListRow[] {
+    return this.s.followersPage.all(userId, before, limit) as UserListRow[];
+  }
+
+  followingPage(userId: string, before: bigint, limit: number): UserListRow[] {
+    return this.s.followingPage.all(userId, before, limit) as UserListRow[];
+  }
+
+  /** Live posts with these ids, with their author's handle, in one query (any order). */
+  hydrate(ids: bigint[]): TimelineRow[] {
+    if (ids.length === 0) return [];
+    return this.s.hydrate.all('[' + ids.join(',') + ']') as TimelineRow[];
+  }
+}
