@@ -10,8 +10,8 @@ export function setLogLevel(level: LogLevel): void {
   threshold = RANK[level];
 }
 
-function write(level: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>): void {
-  if (RANK[level] < threshold) return;
+function write(level: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>, always = false): void {
+  if (RANK[level] < threshold && !(always && threshold < RANK.silent)) return;
   const line = JSON.stringify({ time: new Date().toISOString(), level, msg, thread: threadId, ...fields });
   process.stdout.write(line + '\n');
 }
@@ -21,6 +21,8 @@ export const log = {
   info: (msg: string, fields?: Record<string, unknown>) => write('info', msg, fields),
   warn: (msg: string, fields?: Record<string, unknown>) => write('warn', msg, fields),
   error: (msg: string, fields?: Record<string, unknown>) => write('error', msg, fields),
+  /** Life-cycle events an operator always wants (listening, stopped), at any level but silent. */
+  notice: (msg: string, fields?: Record<string, unknown>) => write('info', msg, fields, true),
 };
 
 /** Renders an error for a log line: message and stack, never sent to clients. */

@@ -215,7 +215,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     } catch (err) {
       log.error('closing stores failed', errorFields(err));
     }
-    log.info('stopped');
+    log.notice('stopped');
     process.exit(exitCode);
   }
 
@@ -230,5 +230,5 @@ export async function serve(opts: ServeOptions): Promise<void> {
     await shutdown(1);
   }
   background = startBackground(BACKGROUND_MODULES.flatMap((m) => m.jobs(bgContext)), bgContext);
-  log.info('listening', { host: config.server.host, port, threads: threads.length, data: dataDir, url: `http://${config.server.host}:${port}` });
+  log.notice('listening', { host: config.server.host, port, threads: threads.length, data: dataDir, url: `http://${config.server.host}:${port}` });
 }

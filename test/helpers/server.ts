@@ -40,7 +40,7 @@ function cleanEnv(): NodeJS.ProcessEnv {
 }
 
 export interface StartOptions {
-  threads?: number;
+  threads?: number | null;
   config?: Record<string, unknown>;
   env?: NodeJS.ProcessEnv;
   dataDir?: string;
@@ -135,7 +135,9 @@ export class TestServer {
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const ownsDir = !opts.dataDir;
   const dataDir = opts.dataDir ?? tempDataDir();
-  const args = [PERCH, 'serve', '--port', String(opts.port ?? 0), '--data', dataDir, '--threads', String(opts.threads ?? testThreads())];
+  const args = [PERCH, 'serve', '--port', String(opts.port ?? 0), '--data', dataDir];
+  // threads: null leaves the thread count to the configuration.
+  if (opts.threads !== null) args.push('--threads', String(opts.threads ?? testThreads()));
   if (opts.config) {
     const file = join(dataDir, `test-config-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
     writeFileSync(file, JSON.stringify(opts.config));

@@ -1,0 +1,167 @@
+// The CLI and start-up: flags, config errors, refusals, shutdown, node-id leases.
+import t from 'tap';
+import { writeFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCli, startServer, tempDataDir, testThreads } from '../helpers/server';
+
+const dirs: string[] = [];
+function dir(): string {
+  const d = tempDataDir();
+  dirs.push(d);
+  return d;
+}
+t.teardown(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+t.test('--help works everywhere and exits 0', async (t) => {
+  for (const args of [['--help'], ['serve', '--help'], ['keygen', '--help'], ['keys', 'list', '--help'], ['migrate', '--help'], ['status', '--help']]) {
+    const r = await runCli(args);
+    t.equal(r.code, 0, args.join(' '));
+    t.match(r.stdout, /Usage: perch/);
+  }
+});
+
+t.test('a bad flag or value prints one line and exits 2', async (t) => {
+  for (const args of [['serve', '--bogus'], ['serve', '--port', 'eighty'], ['serve', '--port', '70000'], ['serve', '--threads', '0'], ['nosuchcommand'], ['keygen'], ['keygen', '--user', 'bad handle!'], ['keygen', '--user', 'x'.repeat(31)]]) {
+    const r = await runCli([...args, '--data', dir()]);
+    t.equal(r.code, 2, `${args.join(' ')} exits 2`);
+    t.equal(r.stderr.trim().split('\n').length, 1, `${args.join(' ')} prints one line: ${r.stderr.trim()}`);
+  }
+});
+
+t.test('config errors stop the server with one line naming the key, exit 2', async (t) => {
+  const d = dir();
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [{ server: { colour: 'blue' } }, /unknown configuration key server\.colour/],
+    [{ limits: { shorten: { capacity: 'twenty' } } }, /limits\.shorten\.capacity/],
+    [{ social: { timeline_cap: -1 } }, /social\.timeline_cap/],
+  ];
+  for (const [config, pattern] of cases) {
+    const file = join(d, 'bad.json');
+    writeFileSync(file, JSON.stringify(config));
+    const r = await runCli(['serve', '--port', '0', '--data', d, '--config', file]);
+    t.equal(r.code, 2);
+    t.match(r.stderr.trim(), pattern);
+    t.equal(r.stderr.trim().split('\n').length, 1);
+  }
+  const env = await runCli(['serve', '--port', '0', '--data', d], { PERCH_SERVER_THREADS: 'many' });
+  t.equal(env.code, 2);
+  t.match(env.stderr, /PERCH_SERVER_THREADS/);
+  const unknown = await runCli(['serve', '--port', '0', '--data', d], { PERCH_SERVER_COLOUR: 'blue' });
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, /unknown configuration variable PERCH_SERVER_COLOUR/);
+  const missing = await runCli(['serve', '--port', '0', '--data', d, '--config', join(d, 'nope.json')]);
+  t.equal(missing.code, 2);
+  t.match(missing.stderr, /cannot read config file/);
+});
+
+t.test('--config deep-merges over the defaults, PERCH_ variables over the file', async (t) => {
+  const threadsGauge = async (env: NodeJS.ProcessEnv) => {
+    const server = await startServer({ threads: null, config: { server: { threads: 2 } }, env });
+    try {
+      return { metrics: (await server.get('/metrics')).text, logs: server.logs };
+    } finally {
+      await server.close();
+    }
+  };
+  const fromFile = await threadsGauge({});
+  t.match(fromFile.metrics, /^perch_http_threads 2$/m, 'threads from the config file');
+  const fromEnv = await threadsGauge({ PERCH_SERVER_THREADS: '1', PERCH_LOG_LEVEL: 'warn' });
+  t.match(fromEnv.metrics, /^perch_http_threads 1$/m, 'the variable wins over the file');
+  t.notOk(fromEnv.logs.some((l) => l.includes('"msg":"migration applied"')), 'info lines suppressed at level warn');
+  t.ok(fromEnv.logs.some((l) => l.includes('"msg":"listening"')), 'the listening notice is always logged');
+});
+
+t.test('refuses to start on a taken port, with one line', async (t) => {
+  const first = await startServer();
+  t.teardown(() => first.close());
+  const r = await runCli(['serve', '--port', String(first.port), '--data', dir()]);
+  t.equal(r.code, 1);
+  t.match(r.stderr.trim(), new RegExp(`^perch: port ${first.port} on 127\\.0\\.0\\.1 is already in use$`));
+  t.equal((await first.get('/healthz')).status, 200, 'the first server is unaffected');
+});
+
+t.test('refuses an unusable data dir, with one line', async (t) => {
+  const d = dir();
+  const file = join(d, 'a-file');
+  writeFileSync(file, 'not a directory');
+  const r = await runCli(['serve', '--port', '0', '--data', file]);
+  t.equal(r.code, 1);
+  t.match(r.stderr.trim(), /^perch: data directory .*a-file is not usable: E[A-Z]+$/);
+});
+
+t.test('refuses to run on the uWS JavaScript fallback', async (t) => {
+  const r = await runCli(['serve', '--port', '0', '--data', dir()], { UWS_USE_FALLBACK: '1' });
+  t.equal(r.code, 1);
+  t.match(r.stderr, /native binary/);
+  t.equal(r.stderr.trim().split('\n').filter((l) => l.startsWith('perch:')).length, 1);
+});
+
+t.test('migrate is idempotent and says what it applied', async (t) => {
+  const d = dir();
+  const first = await runCli(['migrate', '--data', d]);
+  t.equal(first.code, 0);
+  t.match(first.stdout, /^applied 001 accounts$/m);
+  const second = await runCli(['migrate', '--data', d]);
+  t.equal(second.code, 0);
+  t.match(second.stdout, /^nothing to apply; schema is at version \d+$/m);
+});
+
+t.test('keygen: --json shape, case-insensitive handles, keys list never shows keys', async (t) => {
+  const d = dir();
+  const a = await runCli(['keygen', '--user', 'Bob_1', '--json', '--data', d]);
+  t.equal(a.code, 0);
+  const ka = JSON.parse(a.stdout);
+  t.same(Object.keys(ka).sort(), ['admin', 'handle', 'key', 'key_id', 'user_id']);
+  t.equal(ka.handle, 'Bob_1');
+  t.equal(ka.admin, false);
+  t.match(ka.user_id, /^[1-9]\d+$/);
+  const b = JSON.parse((await runCli(['keygen', '--user', 'bob_1', '--admin', '--json', '--data', d])).stdout);
+  t.equal(b.user_id, ka.user_id, 'same user regardless of case');
+  t.equal(b.handle, 'Bob_1', 'the original spelling is kept');
+  t.equal(b.admin, true);
+  const list = await runCli(['keys', 'list', '--json', '--data', d]);
+  t.equal(list.code, 0);
+  t.notMatch(list.stdout, new RegExp(ka.key));
+  t.notMatch(list.stdout, new RegExp(b.key));
+  t.same(JSON.parse(list.stdout).map((k: { key_id: string }) => k.key_id).sort(), [ka.key_id, b.key_id].sort());
+  const human = await runCli(['keygen', '--user', 'carol', '--data', d]);
+  t.match(human.stdout, /^perch_[A-Za-z0-9_-]{32}$/m);
+  const revoke = await runCli(['keys', 'revoke', 'key_doesnotexist', '--data', d]);
+  t.equal(revoke.code, 1);
+  t.match(revoke.stderr, /no active key with id key_doesnotexist/);
+});
+
+t.test('two servers on one data dir hold distinct node ids', async (t) => {
+  const d = dir();
+  const a = await startServer({ dataDir: d });
+  const b = await startServer({ dataDir: d });
+  t.teardown(async () => {
+    await a.close();
+    await b.close();
+  });
+  const status = await runCli(['status', '--json', '--data', d]);
+  t.equal(status.code, 0, status.stderr);
+  const leases = JSON.parse(status.stdout).node_leases as Array<{ node_id: number; pid: number }>;
+  const threads = testThreads();
+  // Each server leases one id per HTTP thread and one for its supervisor.
+  t.equal(leases.filter((l) => l.pid === a.proc.pid).length, threads + 1);
+  t.equal(leases.filter((l) => l.pid === b.proc.pid).length, threads + 1);
+  t.equal(new Set(leases.map((l) => l.node_id)).size, leases.length, `distinct node ids: ${leases.map((l) => l.node_id).join(',')}`);
+  // Users minted by both servers' key generation and the CLI never collide.
+  const [k1, k2] = [await a.keygen('one'), await b.keygen('two')];
+  t.not(k1.user_id, k2.user_id);
+});
+
+t.test('SIGTERM stops the server cleanly with exit 0 and frees the leases', async (t) => {
+  const d = dir();
+  const s = await startServer({ dataDir: d });
+  t.equal((await s.get('/healthz')).status, 200);
+  const started = Date.now();
+  const code = await s.stop('SIGTERM');
+  t.equal(code, 0);
+  t.ok(Date.now() - started < 10_000, 'within 10 s');
+  const status = JSON.parse((await runCli(['status', '--json', '--data', d])).stdout);
+  t.equal(status.node_leases.filter((l: { pid: number }) => l.pid === s.proc.pid).length, 0);
+  const sigint = await startServer({ dataDir: d });
+  t.equal(await sigint.stop('SIGINT'), 0, 'SIGINT too');
+});
