@@ -31,6 +31,9 @@ export const configSchema = z.strictObject({
     code_length: z.number().int().min(4).max(32),
     cache_ttl_seconds: positive,
     blocklist: z.array(z.string().min(1)),
+    pool_target: z.number().int().min(1).max(1_000_000),
+    pool_low_water: nonNegInt,
+    pool_wait_ms: nonNegInt.max(30_000),
   }),
   anomaly: z.strictObject({
     max_links: z.number().int().positive(),

@@ -2,5 +2,6 @@
 // module here.
 import type { BackgroundModule } from './background';
 import { socialModule } from '../social/outbox';
+import { linksBackground } from '../links/background';
 
-export const BACKGROUND_MODULES: BackgroundModule[] = [socialModule];
+export const BACKGROUND_MODULES: BackgroundModule[] = [socialModule, linksBackground];

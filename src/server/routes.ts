@@ -2,6 +2,8 @@
 import type { RawRoute, Route } from '../http/router';
 import type { ThreadMetrics } from '../http/metrics';
 import { accountRoutes } from '../accounts/routes';
+import { linkRoutes } from '../links/routes';
+import { redirectRoutes } from '../links/redirect';
 import type { Services } from './services';
 
 export interface SystemHooks {
@@ -24,10 +26,19 @@ export function buildRoutes(services: Services, system: SystemHooks): Route[] {
     },
     ...accountRoutes(services.accounts),
     ...services.social.routes(),
+    ...linkRoutes(services.links),
   ];
 }
 
 /** Hot paths served by raw uWS handlers (see RawRoute). */
-export function buildRawRoutes(_services: Services, _system: SystemHooks): RawRoute[] {
-  return [];
+export function buildRawRoutes(services: Services, system: SystemHooks): RawRoute[] {
+  return [
+    ...redirectRoutes({
+      cache: services.links.cache,
+      clicks: services.links.clicks,
+      limiter: services.limits.redirect,
+      trustedProxies: services.trustedProxies,
+      observe: system.metrics.observe,
+    }),
+  ];
 }

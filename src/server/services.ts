@@ -7,6 +7,7 @@ import { leaseNodeId, type LeasedIdGenerator } from '../store/node-lease';
 import { RateLimits, type RateLimitHooks } from '../ratelimit/policies';
 import { SharedLimiter } from '../ratelimit/shared';
 import { openSocial, type Social } from '../social';
+import { LinkService } from '../links/service';
 
 export interface Services {
   config: Config;
@@ -18,6 +19,7 @@ export interface Services {
   accounts: AccountStore;
   limits: RateLimits;
   social: Social;
+  links: LinkService;
   /** Client addresses whose X-Forwarded-For is believed (server.trusted_proxies). */
   trustedProxies: ReadonlySet<string>;
   close(): Promise<void>;
@@ -33,6 +35,7 @@ export function openServices(config: Config, dataDir: string, hooks: ServiceHook
   const lease = leaseNodeId(hot);
   const accounts = new AccountStore(sqlite);
   const limits = new RateLimits(config, new SharedLimiter(hot), hooks, config.server.threads);
+  const links = new LinkService({ config, sqlite, hot, limits, newId: () => lease.ids.next(), nodeId: lease.nodeId });
   return {
     config,
     dataDir,
@@ -43,9 +46,11 @@ export function openServices(config: Config, dataDir: string, hooks: ServiceHook
     accounts,
     limits,
     social: openSocial(config, dataDir, sqlite, hot, accounts, () => lease.ids.next()),
+    links,
     trustedProxies: new Set(config.server.trusted_proxies),
     async close() {
       limits.redirect.close();
+      links.close();
       lease.release();
       sqlite.close();
       await hot.close();

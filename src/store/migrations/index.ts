@@ -1,6 +1,7 @@
 // Versioned schema migrations, applied in order and recorded in schema_migrations.
 // A migration is never edited once released; a change of schema is a new entry.
 import { accounts } from './001-accounts';
+import { links } from './002-links';
 import { social } from './003-social';
 
 export interface Migration {
@@ -9,4 +10,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [accounts, social];
+export const MIGRATIONS: Migration[] = [accounts, links, social];

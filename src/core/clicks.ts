@@ -1,0 +1,100 @@
+// Click events and their aggregation, pure. A click event is what the redirect path enqueues:
+// when, which code, the referring host (never the full referrer, never the client address) and
+// whether a bot made it. The drain turns batches of events into additive counters.
+
+export interface ClickEvent {
+  code: string;
+  atMs: number;
+  /** Host of the Referer header, lower case; '' when there was none. */
+  referrer: string;
+  bot: boolean;
+}
+
+export const DAY_MS = 86_400_000;
+export const MINUTE_MS = 60_000;
+
+/**
+ * Host of a Referer header value, lower case, without port or credentials; '' when there is no
+ * usable host. Written with indexOf instead of URL/regex because it runs on the redirect path.
+ */
+export function referrerHost(referer: string): string {
+  if (referer === '') return '';
+  const scheme = referer.indexOf('://');
+  if (scheme <= 0) return '';
+  let start = scheme + 3;
+  let end = referer.length;
+  for (let i = start; i < referer.length; i++) {
+    const c = referer.charCodeAt(i);
+    if (c === 47 /* / */ || c === 63 /* ? */ || c === 35 /* # */) {
+      end = i;
+      break;
+    }
+  }
+  const at = referer.lastIndexOf('@', end);
+  if (at >= start) start = at + 1;
+  let host = referer.slice(start, end);
+  if (host.charCodeAt(0) === 91 /* [ */) {
+    const close = host.indexOf(']');
+    host = close === -1 ? '' : host.slice(0, close + 1);
+  } else {
+    const colon = host.indexOf(':');
+    if (colon !== -1) host = host.slice(0, colon);
+  }
+  if (host.length > 253) return '';
+  host = host.toLowerCase();
+  return host.endsWith('.') ? host.slice(0, -1) : host;
+}
+
+/** UTC calendar day of a time, `YYYY-MM-DD`. */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+export interface ClickAggregate {
+  /** (code, day) → human clicks and bot clicks. */
+  daily: Map<string, { code: string; day: string; clicks: number; bots: number }>;
+  /** (code, minute since epoch) → human clicks; feeds last_24h. */
+  minutes: Map<string, { code: string; minute: number; clicks: number }>;
+  /** (code, referrer host or 'direct') → human clicks. */
+  referrers: Map<string, { code: string; referrer: string; clicks: number }>;
+  events: number;
+}
+
+/** Adds a batch of events into counters; bots count only as bots, never as clicks or referrers. */
+export function aggregateClicks(events: Iterable<ClickEvent>): ClickAggregate {
+  const agg: ClickAggregate = { daily: new Map(), minutes: new Map(), referrers: new Map(), events: 0 };
+  for (const e of events) {
+    agg.events++;
+    const day = utcDay(e.atMs);
+    const dk = e.code + '\0' + day;
+    let d = agg.daily.get(dk);
+    if (!d) agg.daily.set(dk, (d = { code: e.code, day, clicks: 0, bots: 0 }));
+    if (e.bot) {
+      d.bots++;
+      continue;
+    }
+    d.clicks++;
+    const minute = Math.floor(e.atMs / MINUTE_MS);
+    const mk = e.code + '\0' + minute;
+    let m = agg.minutes.get(mk);
+    if (!m) agg.minutes.set(mk, (m = { code: e.code, minute, clicks: 0 }));
+    m.clicks++;
+    const referrer = e.referrer || 'direct';
+    const rk = e.code + '\0' + referrer;
+    let r = agg.referrers.get(rk);
+    if (!r) agg.referrers.set(rk, (r = { code: e.code, referrer, clicks: 0 }));
+    r.clicks++;
+  }
+  return agg;
+}
+
+/** `days` consecutive UTC days ending today, oldest first, zero days included. */
+export function dailySeries(counts: ReadonlyMap<string, number>, nowMs: number, days = 30): Array<{ date: string; count: number }> {
+  const out: Array<{ date: string; count: number }> = [];
+  const today = Math.floor(nowMs / DAY_MS) * DAY_MS;
+  for (let i = days - 1; i >= 0; i--) {
+    const date = utcDay(today - i * DAY_MS);
+    out.push({ date, count: counts.get(date) ?? 0 });
+  }
+  return out;
+}

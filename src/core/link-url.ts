@@ -1,0 +1,105 @@
+// Validation of a short link's target URL, and the registrable domain of a host (for the
+// anomaly detector's "many links to one domain" rule). Pure: no I/O.
+
+export const MAX_URL_LENGTH = 2048;
+
+/**
+ * Multi-label public suffixes under which a name is registered one level deeper (example.co.uk).
+ * A small built-in list, not the full Public Suffix List: a host under a suffix missing here is
+ * grouped one level too high (all of *.github.io count as github.io), which only makes the
+ * anomaly detector stricter for that suffix.
+ */
+const MULTI_LABEL_SUFFIXES: ReadonlySet<string> = new Set([
+  'co.uk', 'org.uk', 'me.uk', 'ltd.uk', 'plc.uk', 'net.uk', 'ac.uk', 'gov.uk', 'sch.uk',
+  'com.au', 'net.au', 'org.au', 'edu.au', 'gov.au', 'id.au',
+  'co.nz', 'org.nz', 'net.nz', 'govt.nz', 'ac.nz',
+  'co.jp', 'ne.jp', 'or.jp', 'ac.jp', 'go.jp',
+  'co.kr', 'or.kr', 'co.in', 'net.in', 'org.in', 'gov.in', 'ac.in',
+  'com.br', 'net.br', 'org.br', 'gov.br', 'com.cn', 'net.cn', 'org.cn', 'gov.cn',
+  'com.mx', 'org.mx', 'gob.mx', 'com.ar', 'com.tr', 'org.tr', 'gov.tr', 'com.tw', 'org.tw',
+  'com.hk', 'org.hk', 'com.sg', 'org.sg', 'edu.sg', 'co.za', 'org.za', 'gov.za',
+  'co.il', 'org.il', 'ac.il', 'com.ua', 'com.pl', 'com.ru', 'co.id', 'or.id', 'co.th', 'in.th',
+  'com.my', 'com.ph', 'com.vn', 'com.eg', 'com.sa', 'com.pk', 'com.ng',
+  'github.io', 'gitlab.io', 'herokuapp.com', 'netlify.app', 'vercel.app', 'pages.dev', 'workers.dev',
+  'blogspot.com', 'appspot.com', 'azurewebsites.net', 'cloudfront.net', 'web.app', 'firebaseapp.com',
+]);
+
+function isIpLiteral(host: string): boolean {
+  if (host.startsWith('[')) return true;
+  const parts = host.split('.');
+  return parts.length === 4 && parts.every((p) => p !== '' && /^\d+$/.test(p));
+}
+
+/** Lower-cased host without a trailing dot. */
+export function normaliseHost(host: string): string {
+  const h = host.toLowerCase();
+  return h.endsWith('.') ? h.slice(0, -1) : h;
+}
+
+/** The name a registrant controls: example.com for a.b.example.com, example.co.uk for x.example.co.uk. */
+export function registrableDomain(host: string): string {
+  const h = normaliseHost(host);
+  if (isIpLiteral(h)) return h;
+  const labels = h.split('.');
+  if (labels.length <= 2) return h;
+  const lastTwo = labels.slice(-2).join('.');
+  if (MULTI_LABEL_SUFFIXES.has(lastTwo)) return labels.slice(-3).join('.');
+  return lastTwo;
+}
+
+/** Whether `host` is `entry` or a subdomain of it. */
+export function hostMatches(host: string, entry: string): boolean {
+  const h = normaliseHost(host);
+  const e = normaliseHost(entry.trim());
+  if (!e) return false;
+  return h === e || h.endsWith('.' + e);
+}
+
+export interface TargetRules {
+  /** The service's own public origin (server.public_origin). */
+  publicOrigin: string;
+  blocklist: readonly string[];
+}
+
+export type TargetCheck = { ok: true; url: string; host: string; domain: string } | { ok: false; message: string };
+
+/** Visible ASCII only: such a URL can be stored and sent in a Location header exactly as given. */
+function isPlainAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c <= 0x20 || c >= 0x7f) return false;
+  }
+  return true;
+}
+
+/**
+ * Checks a target URL against the contract: absolute http(s), at most 2048 characters, with a
+ * host, not the service's own host, not on the blocklist (subdomains included). The URL is kept
+ * as given when it is plain visible ASCII; otherwise its normalised, percent-encoded form is
+ * stored so the Location header is always valid.
+ */
+export function checkTargetUrl(input: string, rules: TargetRules): TargetCheck {
+  if (input.length > MAX_URL_LENGTH) return { ok: false, message: `must be at most ${MAX_URL_LENGTH} characters` };
+  let parsed: URL;
+  try {
+    parsed = new URL(input);
+  } catch {
+    return { ok: false, message: 'must be an absolute http or https URL' };
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { ok: false, message: 'must use http or https' };
+  const host = normaliseHost(parsed.hostname);
+  if (!host) return { ok: false, message: 'must have a host' };
+  let ownHost = '';
+  try {
+    ownHost = normaliseHost(new URL(rules.publicOrigin).hostname);
+  } catch {
+    ownHost = '';
+  }
+  if (ownHost && host === ownHost) return { ok: false, message: 'must not point at this service' };
+  for (const entry of rules.blocklist) {
+    if (hostMatches(host, entry)) return { ok: false, message: 'points at a blocked domain' };
+  }
+  const url = isPlainAscii(input) ? input : parsed.href;
+  if (url.length > MAX_URL_LENGTH) return { ok: false, message: `must be at most ${MAX_URL_LENGTH} characters` };
+  return { ok: true, url, host, domain: registrableDomain(host) };
+}

@@ -1,0 +1,53 @@
+// Short codes: random strings over [0-9A-Za-z], never a reserved root path. Codes are minted ahead
+// of time into a pool (src/links/code-pool.ts); nothing here knows which codes were issued.
+import { randomBytes } from 'node:crypto';
+
+export const CODE_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Root paths that belong to the service itself (CONTRACT §1); a code never equals one. */
+export const RESERVED_PATHS: ReadonlySet<string> = new Set([
+  'api', 'ws', 'app', 'assets', 'media', 'healthz', 'readyz', 'metrics', 'favicon.ico', 'robots.txt', '',
+]);
+
+export function isReservedCode(code: string): boolean {
+  return RESERVED_PATHS.has(code) || RESERVED_PATHS.has(code.toLowerCase());
+}
+
+/**
+ * One random code of `length` characters. Bytes at or above 248 (= 4 × 62) are discarded so every
+ * character is uniformly distributed (no modulo bias). `random` is injectable for tests.
+ */
+export function generateCode(length: number, random: (n: number) => Uint8Array = randomBytes): string {
+  let out = '';
+  while (out.length < length) {
+    const bytes = random(length * 2);
+    for (let i = 0; i < bytes.length && out.length < length; i++) {
+      const b = bytes[i];
+      if (b < 248) out += CODE_ALPHABET[b % 62];
+    }
+  }
+  return out;
+}
+
+/** Fresh codes for the pool: distinct among themselves and never reserved. */
+export function generateCodes(count: number, length: number, random?: (n: number) => Uint8Array): string[] {
+  const seen = new Set<string>();
+  while (seen.size < count) {
+    const c = generateCode(length, random);
+    if (!isReservedCode(c)) seen.add(c);
+  }
+  return [...seen];
+}
+
+/** Whether a path segment could be a code at all (cheap pre-check before any lookup). */
+export function isCodeShaped(s: string): boolean {
+  if (s.length < 4 || s.length > 32) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const digit = c >= 48 && c <= 57;
+    const upper = c >= 65 && c <= 90;
+    const lower = c >= 97 && c <= 122;
+    if (!digit && !upper && !lower) return false;
+  }
+  return true;
+}

@@ -1,0 +1,157 @@
+// The redirect cache: code → [target URL, expiry ms (0: none), time the entry was read from
+// SQLite]. Two levels: a per-thread Map (no decoding at all on a hit) over a shared LMDB database
+// (one read, shared by every thread and process), over SQLite on a miss. Every entry carries the
+// moment it was read from SQLite, and no level serves an entry older than the TTL, so even an
+// invalidation that never arrives (another process) cannot keep an old target alive past one TTL.
+// Edits and deletions drop the entry from LMDB and, through a BroadcastChannel, from the memory
+// of every HTTP thread of the process; the editing request waits for their acknowledgements.
+import { BroadcastChannel, threadId } from 'node:worker_threads';
+import { errorFields, log } from '../log';
+import type { HotStore, LmdbDb } from '../store/lmdb';
+import type { LinkStore } from './store';
+
+export const REDIRECT_CACHE_DB = 'link_redirects';
+
+/** [url, expiresMs (0 when the link never expires), cachedAtMs]. */
+export type CacheEntry = [string, number, number];
+
+function onCacheWriteError(err: unknown): void {
+  log.error('redirect cache write failed', errorFields(err));
+}
+
+export class RedirectCache {
+  readonly db: LmdbDb<CacheEntry, string>;
+  private readonly memory = new Map<string, CacheEntry>();
+  private lastWrite: Promise<boolean> | undefined;
+
+  constructor(
+    hot: HotStore,
+    private readonly store: LinkStore,
+    private readonly ttlMs: number,
+    private readonly maxEntries = 100_000,
+  ) {
+    this.db = hot.db<CacheEntry, string>(REDIRECT_CACHE_DB);
+  }
+
+  /** The entry of a code, or undefined when no such link exists. */
+  lookup(code: string, nowMs: number): CacheEntry | undefined {
+    let e = this.memory.get(code);
+    if (e !== undefined && nowMs - e[2] < this.ttlMs) return e;
+    e = this.db.get(code);
+    if (e !== undefined && nowMs - e[2] < this.ttlMs) {
+      this.remember(code, e);
+      return e;
+    }
+    // `nowMs` was taken before this read, so the entry never claims to be fresher than it is.
+    const row = this.store.target(code);
+    if (row === undefined) {
+      this.memory.delete(code);
+      return undefined;
+    }
+    e = [row.url, row.expires_ms ?? 0, nowMs];
+    this.remember(code, e);
+    // Un-awaited: lmdb-js batches it with the other writes of this event-loop turn.
+    const p = this.db.put(code, e);
+    if (p !== this.lastWrite) {
+      this.lastWrite = p;
+      p.catch(onCacheWriteError);
+    }
+    return e;
+  }
+
+  private remember(code: string, e: CacheEntry): void {
+    if (this.memory.size >= this.maxEntries) {
+      // Insertion order: drop the oldest entry.
+      for (const k of this.memory.keys()) {
+        this.memory.delete(k);
+        break;
+      }
+    }
+    this.memory.set(code, e);
+  }
+
+  /** Drops a code from this thread's memory only. */
+  forget(code: string): void {
+    this.memory.delete(code);
+  }
+
+  /** Drops a code from the shared LMDB level (synchronously, so the next read misses). */
+  dropShared(code: string): void {
+    this.db.removeSync(code);
+  }
+
+  get memorySize(): number {
+    return this.memory.size;
+  }
+}
+
+interface InvalidateMessage {
+  t: 'inv';
+  code: string;
+  id: string;
+}
+interface AckMessage {
+  t: 'ack';
+  id: string;
+}
+
+/** Invalidation of the memory level across the HTTP threads of this process, acknowledged. */
+export class CacheInvalidation {
+  private readonly channel: BroadcastChannel;
+  private readonly pending = new Map<string, { waiting: number; done: () => void }>();
+  private counter = 0;
+
+  constructor(
+    private readonly cache: RedirectCache,
+    /** HTTP threads of this process besides this one. */
+    private readonly peers: number,
+    private readonly ackTimeoutMs = 500,
+  ) {
+    this.channel = new BroadcastChannel('perch.links.redirect-cache');
+    this.channel.onmessage = (ev) => this.onMessage((ev as MessageEvent).data as InvalidateMessage | AckMessage);
+    (this.channel as unknown as { unref(): void }).unref();
+  }
+
+  /** Drops `code` from LMDB and every thread's memory; resolves once every peer acknowledged. */
+  invalidate(code: string): Promise<void> {
+    this.cache.dropShared(code);
+    this.cache.forget(code);
+    if (this.peers === 0) return Promise.resolve();
+    const id = `${process.pid}:${threadId}:${++this.counter}`;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        if (this.pending.delete(id)) {
+          log.warn('redirect cache invalidation not acknowledged by every thread', { code });
+          resolve();
+        }
+      }, this.ackTimeoutMs);
+      this.pending.set(id, {
+        waiting: this.peers,
+        done: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      });
+      this.channel.postMessage({ t: 'inv', code, id } satisfies InvalidateMessage);
+    });
+  }
+
+  private onMessage(m: InvalidateMessage | AckMessage): void {
+    if (m.t === 'inv') {
+      this.cache.forget(m.code);
+      this.channel.postMessage({ t: 'ack', id: m.id } satisfies AckMessage);
+      return;
+    }
+    const p = this.pending.get(m.id);
+    if (p && --p.waiting === 0) {
+      this.pending.delete(m.id);
+      p.done();
+    }
+  }
+
+  close(): void {
+    this.channel.close();
+    for (const p of this.pending.values()) p.done();
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,147 @@
+// GET /{code} and HEAD /{code}: the hot path of the appliance, served by raw uWS handlers.
+// Per request: the loose per-IP limit (thread memory), one cache lookup (thread memory, else one
+// LMDB read), the expiry check, an un-awaited click enqueue, and a 302 whose constant parts are
+// precomputed. No closures, regular expressions or object spreads are created per request; the
+// 404/410/429 answers are precomputed strings too. Every response carries the limiter headers.
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { referrerHost } from '../core/clicks';
+import { isCodeShaped } from '../core/short-code';
+import { BotMemo } from '../core/user-agent';
+import type { BucketDecision } from '../core/token-bucket';
+import { clientIp } from '../http/client-ip';
+import type { RawRoute } from '../http/router';
+import type { LocalLimiter } from '../ratelimit/local';
+import type { RedirectCache } from './cache';
+import type { ClickQueue } from './clicks';
+
+export const REDIRECT_ROUTE = '/:code';
+
+export interface RedirectDeps {
+  cache: RedirectCache;
+  clicks: ClickQueue;
+  limiter: LocalLimiter;
+  trustedProxies: ReadonlySet<string>;
+  observe(route: string, method: string, status: number, seconds: number): void;
+}
+
+function page(title: string, text: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>` +
+    `<meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
+    `<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem">` +
+    `<h1>${title}</h1><p>${text}</p></body></html>`;
+}
+
+const GONE_HTML = page('This link has expired', 'The short link you followed has expired and no longer leads anywhere.');
+const NOT_FOUND_HTML = page('Link not found', 'There is no short link at this address. It may have been deleted, or the address was mistyped.');
+const GONE_JSON = JSON.stringify({ error: 'gone', message: 'This link has expired.' });
+const NOT_FOUND_JSON = JSON.stringify({ error: 'not_found', message: 'No link has this code.' });
+const HTML_TYPE = 'text/html; charset=utf-8';
+const JSON_TYPE = 'application/json';
+const NO_STORE = 'private, no-store';
+
+// Module state, set once per thread by redirectRoutes (one thread, one set of deps).
+let cache: RedirectCache;
+let clicks: ClickQueue;
+let limiter: LocalLimiter;
+let trusted: ReadonlySet<string>;
+let trustedCount = 0;
+let observe: RedirectDeps['observe'];
+let limitHeader = '';
+/** X-RateLimit-Remaining values as strings, precomputed up to a bound. */
+let remainingText: string[] = [];
+const bots = new BotMemo();
+const decoder = new TextDecoder();
+
+function remaining(n: number): string {
+  return n < remainingText.length ? remainingText[n] : String(n);
+}
+
+function writeLimitHeaders(res: HttpResponse, d: BucketDecision): void {
+  res.writeHeader('X-RateLimit-Limit', limitHeader);
+  res.writeHeader('X-RateLimit-Remaining', remaining(d.remaining));
+  res.writeHeader('X-RateLimit-Reset', String(d.resetUnix));
+}
+
+function wantsJson(req: HttpRequest): boolean {
+  return req.getHeader('accept').indexOf('application/json') !== -1;
+}
+
+function answerError(res: HttpResponse, req: HttpRequest, head: boolean, status: string, json: string, html: string, d: BucketDecision): void {
+  const asJson = wantsJson(req);
+  res.writeStatus(status);
+  res.writeHeader('Cache-Control', NO_STORE);
+  writeLimitHeaders(res, d);
+  res.writeHeader('Content-Type', asJson ? JSON_TYPE : HTML_TYPE);
+  if (head) res.endWithoutBody();
+  else res.end(asJson ? json : html);
+}
+
+function answerLimited(res: HttpResponse, head: boolean, d: BucketDecision): void {
+  const retry = String(d.retryAfterSeconds);
+  res.writeStatus('429 Too Many Requests');
+  res.writeHeader('Cache-Control', NO_STORE);
+  writeLimitHeaders(res, d);
+  res.writeHeader('Retry-After', retry);
+  res.writeHeader('Content-Type', JSON_TYPE);
+  if (head) res.endWithoutBody();
+  else res.end('{"error":"rate_limited","message":"Too many requests from your address; slow down.","retry_after_seconds":' + retry + '}');
+}
+
+function serve(res: HttpResponse, req: HttpRequest, head: boolean): void {
+  const started = performance.now();
+  const nowMs = Date.now();
+  const method = head ? 'HEAD' : 'GET';
+  let ip = decoder.decode(res.getRemoteAddressAsText());
+  if (trustedCount !== 0) ip = clientIp(ip, req.getHeader('x-forwarded-for'), trusted);
+  const d = limiter.take(ip, nowMs);
+  if (!d.allowed) {
+    answerLimited(res, head, d);
+    observe(REDIRECT_ROUTE, method, 429, (performance.now() - started) / 1000);
+    return;
+  }
+  const code = req.getParameter(0);
+  const entry = code !== undefined && isCodeShaped(code) ? cache.lookup(code, nowMs) : undefined;
+  if (entry === undefined) {
+    answerError(res, req, head, '404 Not Found', NOT_FOUND_JSON, NOT_FOUND_HTML, d);
+    observe(REDIRECT_ROUTE, method, 404, (performance.now() - started) / 1000);
+    return;
+  }
+  if (entry[1] !== 0 && nowMs >= entry[1]) {
+    answerError(res, req, head, '410 Gone', GONE_JSON, GONE_HTML, d);
+    observe(REDIRECT_ROUTE, method, 410, (performance.now() - started) / 1000);
+    return;
+  }
+  clicks.push(code!, nowMs, referrerHost(req.getHeader('referer')), head || bots.isBot(req.getHeader('user-agent')));
+  res.writeStatus('302 Found');
+  res.writeHeader('Location', entry[0]);
+  res.writeHeader('Cache-Control', NO_STORE);
+  writeLimitHeaders(res, d);
+  if (head) res.endWithoutBody();
+  else res.end();
+  observe(REDIRECT_ROUTE, method, 302, (performance.now() - started) / 1000);
+}
+
+function onGet(res: HttpResponse, req: HttpRequest): void {
+  serve(res, req, false);
+}
+
+function onHead(res: HttpResponse, req: HttpRequest): void {
+  serve(res, req, true);
+}
+
+export function redirectRoutes(deps: RedirectDeps): RawRoute[] {
+  cache = deps.cache;
+  clicks = deps.clicks;
+  limiter = deps.limiter;
+  trusted = deps.trustedProxies;
+  trustedCount = trusted.size;
+  observe = deps.observe;
+  limitHeader = String(limiter.spec.capacity);
+  const n = Math.min(limiter.spec.capacity, 65_536) + 1;
+  remainingText = new Array<string>(n);
+  for (let i = 0; i < n; i++) remainingText[i] = String(i);
+  return [
+    { method: 'GET', path: REDIRECT_ROUTE, handler: onGet },
+    { method: 'HEAD', path: REDIRECT_ROUTE, handler: onHead },
+  ];
+}

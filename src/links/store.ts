@@ -1,0 +1,212 @@
+// Links, click aggregates and account flags in SQLite: the source of truth. Everything in LMDB
+// (redirect cache, code pool, click queue, flag mirror) is derived from or drained into here.
+import type { Sqlite } from '../store/sqlite';
+import type { ClickAggregate } from '../core/clicks';
+
+export interface LinkRow {
+  code: string;
+  id: string;
+  owner_id: string;
+  url: string;
+  domain: string;
+  created_at: string;
+  created_ms: number;
+  updated_at: string;
+  expires_at: string | null;
+  expires_ms: number | null;
+  retired_at: string | null;
+}
+
+export interface NewLink {
+  code: string;
+  id: string;
+  ownerId: string;
+  url: string;
+  domain: string;
+  createdMs: number;
+  expiresMs: number | null;
+}
+
+export interface FlagRow {
+  user_id: string;
+  handle: string | null;
+  reason: string;
+  flagged_at: string;
+  flagged_ms: number;
+  until_ms: number;
+  cleared_at: string | null;
+  cleared_ms: number | null;
+}
+
+const COLUMNS = 'code, CAST(id AS TEXT) AS id, owner_id, url, domain, created_at, created_ms, updated_at, expires_at, expires_ms, retired_at';
+
+function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+export class LinkStore {
+  private readonly s;
+
+  constructor(private readonly db: Sqlite) {
+    this.s = {
+      insert: db.prepare(
+        'INSERT INTO links (code, id, owner_id, url, domain, created_at, created_ms, updated_at, expires_at, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      byCode: db.prepare(`SELECT ${COLUMNS} FROM links WHERE code = ?`),
+      target: db.prepare('SELECT url, expires_ms FROM links WHERE code = ?'),
+      update: db.prepare('UPDATE links SET url = ?, domain = ?, expires_at = ?, expires_ms = ?, updated_at = ?, retired_at = NULL WHERE code = ?'),
+      remove: db.prepare('DELETE FROM links WHERE code = ?'),
+      removeDaily: db.prepare('DELETE FROM link_clicks_daily WHERE code = ?'),
+      removeMinute: db.prepare('DELETE FROM link_clicks_minute WHERE code = ?'),
+      removeReferrers: db.prepare('DELETE FROM link_referrers WHERE code = ?'),
+      pageFirst: db.prepare(`SELECT ${COLUMNS} FROM links WHERE owner_id = ? ORDER BY id DESC LIMIT ?`),
+      pageAfter: db.prepare(`SELECT ${COLUMNS} FROM links WHERE owner_id = ? AND id < ? ORDER BY id DESC LIMIT ?`),
+      daily: db.prepare('SELECT day, clicks, bots FROM link_clicks_daily WHERE code = ?'),
+      lastMinutes: db.prepare('SELECT COALESCE(SUM(clicks), 0) AS n FROM link_clicks_minute WHERE code = ? AND minute > ?'),
+      referrers: db.prepare('SELECT referrer, clicks FROM link_referrers WHERE code = ? ORDER BY clicks DESC, referrer ASC LIMIT ?'),
+      upsertDaily: db.prepare(
+        'INSERT INTO link_clicks_daily (code, day, clicks, bots) VALUES (?, ?, ?, ?) ON CONFLICT (code, day) DO UPDATE SET clicks = clicks + excluded.clicks, bots = bots + excluded.bots',
+      ),
+      upsertMinute: db.prepare(
+        'INSERT INTO link_clicks_minute (code, minute, clicks) VALUES (?, ?, ?) ON CONFLICT (code, minute) DO UPDATE SET clicks = clicks + excluded.clicks',
+      ),
+      upsertReferrer: db.prepare(
+        'INSERT INTO link_referrers (code, referrer, clicks) VALUES (?, ?, ?) ON CONFLICT (code, referrer) DO UPDATE SET clicks = clicks + excluded.clicks',
+      ),
+      linkExists: db.prepare('SELECT 1 FROM links WHERE code = ?'),
+      addEvents: db.prepare('UPDATE link_click_totals SET events = events + ? WHERE id = 1'),
+      events: db.prepare('SELECT events FROM link_click_totals WHERE id = 1'),
+      pruneMinutes: db.prepare('DELETE FROM link_clicks_minute WHERE minute <= ?'),
+      dueForRetirement: db.prepare('SELECT code FROM links WHERE expires_ms IS NOT NULL AND expires_ms <= ? AND retired_at IS NULL LIMIT ?'),
+      retire: db.prepare('UPDATE links SET retired_at = ? WHERE code = ? AND retired_at IS NULL AND expires_ms <= ?'),
+      recentCreations: db.prepare('SELECT owner_id AS userId, created_ms AS atMs, domain FROM links WHERE created_ms > ? ORDER BY created_ms'),
+      issueCode: db.prepare('INSERT OR IGNORE INTO issued_codes (code) VALUES (?)'),
+      countLinks: db.prepare('SELECT COUNT(*) AS n FROM links'),
+      flag: db.prepare(`SELECT f.user_id, u.handle, f.reason, f.flagged_at, f.flagged_ms, f.until_ms, f.cleared_at, f.cleared_ms
+        FROM account_flags f LEFT JOIN users u ON u.id = f.user_id WHERE f.user_id = ?`),
+      flags: db.prepare(`SELECT f.user_id, u.handle, f.reason, f.flagged_at, f.flagged_ms, f.until_ms, f.cleared_at, f.cleared_ms
+        FROM account_flags f LEFT JOIN users u ON u.id = f.user_id ORDER BY f.flagged_ms DESC`),
+      upsertFlag: db.prepare(`INSERT INTO account_flags (user_id, reason, flagged_at, flagged_ms, until_ms, cleared_at, cleared_ms)
+        VALUES (?, ?, ?, ?, ?, NULL, NULL)
+        ON CONFLICT (user_id) DO UPDATE SET reason = excluded.reason, flagged_at = excluded.flagged_at,
+          flagged_ms = excluded.flagged_ms, until_ms = excluded.until_ms, cleared_at = NULL, cleared_ms = NULL`),
+      clearFlag: db.prepare('UPDATE account_flags SET cleared_at = ?, cleared_ms = ? WHERE user_id = ?'),
+    };
+  }
+
+  insert(l: NewLink): LinkRow {
+    const now = iso(l.createdMs)!;
+    this.s.insert.run(l.code, BigInt(l.id), l.ownerId, l.url, l.domain, now, l.createdMs, now, iso(l.expiresMs), l.expiresMs);
+    return {
+      code: l.code, id: l.id, owner_id: l.ownerId, url: l.url, domain: l.domain, created_at: now, created_ms: l.createdMs,
+      updated_at: now, expires_at: iso(l.expiresMs), expires_ms: l.expiresMs, retired_at: null,
+    };
+  }
+
+  byCode(code: string): LinkRow | undefined {
+    return this.s.byCode.get(code) as LinkRow | undefined;
+  }
+
+  /** What a redirect needs: the target and expiry (ms, or null). */
+  target(code: string): { url: string; expires_ms: number | null } | undefined {
+    return this.s.target.get(code) as { url: string; expires_ms: number | null } | undefined;
+  }
+
+  update(code: string, url: string, domain: string, expiresMs: number | null, nowMs: number): void {
+    this.s.update.run(url, domain, iso(expiresMs), expiresMs, iso(nowMs), code);
+  }
+
+  /** Deletes a link and its analytics; its code stays in issued_codes and is never minted again. */
+  remove(code: string): boolean {
+    return this.db.transaction(() => {
+      const gone = this.s.remove.run(code).changes === 1;
+      this.s.removeDaily.run(code);
+      this.s.removeMinute.run(code);
+      this.s.removeReferrers.run(code);
+      return gone;
+    })();
+  }
+
+  page(ownerId: string, afterId: string | null, limit: number): LinkRow[] {
+    return (afterId === null ? this.s.pageFirst.all(ownerId, limit) : this.s.pageAfter.all(ownerId, BigInt(afterId), limit)) as LinkRow[];
+  }
+
+  dailyCounts(code: string): Array<{ day: string; clicks: number; bots: number }> {
+    return this.s.daily.all(code) as Array<{ day: string; clicks: number; bots: number }>;
+  }
+
+  clicksSinceMinute(code: string, minuteExclusive: number): number {
+    return (this.s.lastMinutes.get(code, minuteExclusive) as { n: number }).n;
+  }
+
+  topReferrers(code: string, limit: number): Array<{ referrer: string; clicks: number }> {
+    return this.s.referrers.all(code, limit) as Array<{ referrer: string; clicks: number }>;
+  }
+
+  /**
+   * Adds a drained batch to the aggregates in one transaction. Clicks of links deleted meanwhile
+   * are dropped (their analytics were deleted with them) but still counted as processed events.
+   */
+  addClicks(agg: ClickAggregate): void {
+    this.db.transaction(() => {
+      const exists = new Map<string, boolean>();
+      const live = (code: string) => {
+        let v = exists.get(code);
+        if (v === undefined) exists.set(code, (v = this.s.linkExists.get(code) !== undefined));
+        return v;
+      };
+      for (const d of agg.daily.values()) if (live(d.code)) this.s.upsertDaily.run(d.code, d.day, d.clicks, d.bots);
+      for (const m of agg.minutes.values()) if (live(m.code)) this.s.upsertMinute.run(m.code, m.minute, m.clicks);
+      for (const r of agg.referrers.values()) if (live(r.code)) this.s.upsertReferrer.run(r.code, r.referrer, r.clicks);
+      this.s.addEvents.run(agg.events);
+    })();
+  }
+
+  /** Click events ever drained into the aggregates (bots included). */
+  processedEvents(): number {
+    return (this.s.events.get() as { events: number }).events;
+  }
+
+  pruneMinutes(minuteInclusive: number): number {
+    return this.s.pruneMinutes.run(minuteInclusive).changes;
+  }
+
+  /** Marks up to `limit` links whose expiry has passed as retired; returns their codes. */
+  retireExpired(nowMs: number, limit: number): string[] {
+    return this.db.transaction(() => {
+      const codes = (this.s.dueForRetirement.all(nowMs, limit) as Array<{ code: string }>).map((r) => r.code);
+      const at = iso(nowMs);
+      for (const c of codes) this.s.retire.run(at, c, nowMs);
+      return codes;
+    })();
+  }
+
+  recentCreations(sinceMs: number): Array<{ userId: string; atMs: number; domain: string }> {
+    return this.s.recentCreations.all(sinceMs) as Array<{ userId: string; atMs: number; domain: string }>;
+  }
+
+  /** Records freshly generated codes; returns those that were never issued before. */
+  issueCodes(candidates: readonly string[]): string[] {
+    return this.db.transaction(() => candidates.filter((c) => this.s.issueCode.run(c).changes === 1)).immediate();
+  }
+
+  countLinks(): number {
+    return (this.s.countLinks.get() as { n: number }).n;
+  }
+
+  flag(userId: string): FlagRow | undefined {
+    return this.s.flag.get(userId) as FlagRow | undefined;
+  }
+
+  flags(): FlagRow[] {
+    return this.s.flags.all() as FlagRow[];
+  }
+
+  raiseFlag(userId: string, reason: string, nowMs: number, untilMs: number): void {
+    this.s.upsertFlag.run(userId, reason, iso(nowMs), nowMs, untilMs);
+  }
+
+  clearFlag(userId: string, nowMs: number): boolean {
+    return this.s.clearFlag.run(iso(nowMs), nowMs, userId).changes === 1;
+  }
+}

@@ -1,0 +1,67 @@
+// Pool tasks of the short-link capability (registered in src/workers/registry.ts). Each pool
+// thread keeps one LinkStore per SQLite handle.
+import type { TaskContext } from '../workers/tasks';
+import { runDetector, openFlagMirror } from './anomaly';
+import { drainClicks, openClickQueue } from './clicks';
+import { CodePool } from './code-pool';
+import { REDIRECT_CACHE_DB } from './cache';
+import { LinkStore } from './store';
+import { MINUTE_MS } from '../core/clicks';
+
+const stores = new WeakMap<object, LinkStore>();
+/**
+ * The LinkStore of a pool thread, after starting a fresh LMDB read snapshot: piscina hands a busy
+ * worker its next task without returning to the event loop, so lmdb-js never gets to renew its
+ * read transaction between tasks and a task would otherwise see the queue as it was long ago.
+ */
+function storeOf(ctx: TaskContext): LinkStore {
+  ctx.hot.root.resetReadTxn();
+  let s = stores.get(ctx.sqlite);
+  if (!s) stores.set(ctx.sqlite, (s = new LinkStore(ctx.sqlite)));
+  return s;
+}
+
+export interface RefillPayload {
+  /** Refill only when the pool holds fewer codes than this (default: links.pool_low_water). */
+  below?: number;
+}
+
+export function refillCodePool(ctx: TaskContext, payload: RefillPayload = {}): { added: number; size: number } {
+  const store = storeOf(ctx);
+  const pool = new CodePool(ctx.hot);
+  const below = payload.below ?? ctx.config.links.pool_low_water;
+  if (pool.size() >= below) return { added: 0, size: pool.size() };
+  const added = pool.refill(store, ctx.config.links.pool_target, ctx.config.links.code_length);
+  return { added, size: pool.size() };
+}
+
+export function drainClickQueue(ctx: TaskContext): { drained: number } {
+  return { drained: drainClicks(openClickQueue(ctx.hot), storeOf(ctx)) };
+}
+
+export function detectLinkAnomalies(ctx: TaskContext): { flagged: string[] } {
+  return { flagged: runDetector(storeOf(ctx), openFlagMirror(ctx.hot), ctx.config) };
+}
+
+/**
+ * Retires links whose expiry has passed (they keep answering 410) and drops them from the shared
+ * redirect cache; prunes the minute buckets that only last_24h reads.
+ */
+export function sweepExpiredLinks(ctx: TaskContext): { retired: number; pruned: number } {
+  const store = storeOf(ctx);
+  const cache = ctx.hot.db(REDIRECT_CACHE_DB);
+  const now = Date.now();
+  let retired = 0;
+  for (;;) {
+    const codes = store.retireExpired(now, 1000);
+    if (codes.length) {
+      cache.transactionSync(() => {
+        for (const c of codes) cache.removeSync(c);
+      });
+    }
+    retired += codes.length;
+    if (codes.length < 1000) break;
+  }
+  const pruned = store.pruneMinutes(Math.floor(now / MINUTE_MS) - 25 * 60);
+  return { retired, pruned };
+}

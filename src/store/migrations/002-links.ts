@@ -1,0 +1,66 @@
+import type { Migration } from './index';
+
+// Short links, the register of every code ever minted, click aggregates and anomaly flags.
+// `id` is a snowflake (time-sortable) used to list a user's links newest first; `expires_ms`
+// mirrors `expires_at` for range queries; `domain` is the target's registrable domain, read by
+// the anomaly detector. `issued_codes` is what keeps the pool generator from minting a code twice:
+// a code enters the pool only if its insert here succeeded, and it is never removed.
+export const links: Migration = {
+  version: 2,
+  name: 'links',
+  sql: `
+    CREATE TABLE issued_codes (
+      code TEXT PRIMARY KEY
+    ) WITHOUT ROWID;
+    CREATE TABLE links (
+      code TEXT PRIMARY KEY,
+      id INTEGER NOT NULL UNIQUE,
+      owner_id TEXT NOT NULL REFERENCES users(id),
+      url TEXT NOT NULL,
+      domain TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      created_ms INTEGER NOT NULL,
+      updated_at TEXT NOT NULL,
+      expires_at TEXT,
+      expires_ms INTEGER,
+      retired_at TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX links_owner ON links(owner_id, id);
+    CREATE INDEX links_created ON links(created_ms);
+    CREATE INDEX links_expiry ON links(expires_ms) WHERE expires_ms IS NOT NULL AND retired_at IS NULL;
+    CREATE TABLE link_clicks_daily (
+      code TEXT NOT NULL,
+      day TEXT NOT NULL,
+      clicks INTEGER NOT NULL DEFAULT 0,
+      bots INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (code, day)
+    ) WITHOUT ROWID;
+    CREATE TABLE link_clicks_minute (
+      code TEXT NOT NULL,
+      minute INTEGER NOT NULL,
+      clicks INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (code, minute)
+    ) WITHOUT ROWID;
+    CREATE INDEX link_clicks_minute_age ON link_clicks_minute(minute);
+    CREATE TABLE link_referrers (
+      code TEXT NOT NULL,
+      referrer TEXT NOT NULL,
+      clicks INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (code, referrer)
+    ) WITHOUT ROWID;
+    CREATE TABLE link_click_totals (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      events INTEGER NOT NULL DEFAULT 0
+    );
+    INSERT INTO link_click_totals (id, events) VALUES (1, 0);
+    CREATE TABLE account_flags (
+      user_id TEXT PRIMARY KEY REFERENCES users(id),
+      reason TEXT NOT NULL,
+      flagged_at TEXT NOT NULL,
+      flagged_ms INTEGER NOT NULL,
+      until_ms INTEGER NOT NULL,
+      cleared_at TEXT,
+      cleared_ms INTEGER
+    );
+  `,
+};
