@@ -4,11 +4,46 @@
 import { evaluateRules, peekRules, type CompositeDecision, type LimitOutcome, type LimitRule, type LimitState } from '../core/token-bucket';
 import type { HotStore, LmdbDb } from '../store/lmdb';
 
+// One record per identity and rule set: two float64 per rule (bucket: tokens, updated ms;
+// quota: day, count), so a check is one small get and one small put with no serialisation.
+function decode(buf: Buffer | undefined, rules: LimitRule[]): Array<LimitState | undefined> {
+  if (!buf || buf.length !== rules.length * 16) return rules.map(() => undefined);
+  const out: Array<LimitState | undefined> = [];
+  for (let i = 0; i < rules.length; i++) {
+    const a = buf.readDoubleLE(i * 16);
+    const b = buf.readDoubleLE(i * 16 + 8);
+    out.push(rules[i].kind === 'bucket' ? { tokens: a, updatedMs: b } : { day: a, count: b });
+  }
+  return out;
+}
+
+function encode(states: LimitState[]): Buffer {
+  const buf = Buffer.allocUnsafe(states.length * 16);
+  for (let i = 0; i < states.length; i++) {
+    const s = states[i];
+    if ('tokens' in s) {
+      buf.writeDoubleLE(s.tokens, i * 16);
+      buf.writeDoubleLE(s.updatedMs, i * 16 + 8);
+    } else {
+      buf.writeDoubleLE(s.day, i * 16);
+      buf.writeDoubleLE(s.count, i * 16 + 8);
+    }
+  }
+  return buf;
+}
+
+/** The record key: the identity plus the rule names, so a changed rule set starts afresh. */
+function recordKey(identity: string, rules: LimitRule[]): string {
+  let k = identity;
+  for (const r of rules) k += '|' + r.name;
+  return k;
+}
+
 export class SharedLimiter {
-  private readonly db: LmdbDb<LimitState, string>;
+  private readonly db: LmdbDb<Buffer, string>;
 
   constructor(hot: HotStore) {
-    this.db = hot.db<LimitState, string>('rate_limits');
+    this.db = hot.db<Buffer, string>('rate_limits', { encoding: 'binary' });
   }
 
   /**
@@ -17,24 +52,21 @@ export class SharedLimiter {
    */
   check(identity: string, rules: LimitRule[], nowMs = Date.now()): CompositeDecision {
     const db = this.db;
+    const key = recordKey(identity, rules);
     return db.transactionSync(() => {
-      const keys = rules.map((r) => identity + '|' + r.name);
-      const states = keys.map((k) => db.get(k));
-      const decision = evaluateRules(rules, states, nowMs);
-      if (decision.allowed) for (let i = 0; i < keys.length; i++) db.putSync(keys[i], decision.next[i]);
+      const decision = evaluateRules(rules, decode(db.get(key), rules), nowMs);
+      if (decision.allowed) db.putSync(key, encode(decision.next));
       return decision;
     });
   }
 
   /** The identity's binding limit as it stands, consuming nothing. */
   peek(identity: string, rules: LimitRule[], nowMs = Date.now()): LimitOutcome {
-    return peekRules(rules, rules.map((r) => this.db.get(identity + '|' + r.name)), nowMs);
+    return peekRules(rules, decode(this.db.get(recordKey(identity, rules)), rules), nowMs);
   }
 
-  /** Forgets an identity's state (tests and `perch flags clear` use it). */
+  /** Forgets an identity's state for a rule set. */
   reset(identity: string, rules: LimitRule[]): void {
-    this.db.transactionSync(() => {
-      for (const r of rules) this.db.removeSync(identity + '|' + r.name);
-    });
+    this.db.removeSync(recordKey(identity, rules));
   }
 }

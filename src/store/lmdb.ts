@@ -12,7 +12,7 @@ export interface HotStore {
   /** Node-id leases of the id generator, keyed by node id. */
   leases: LmdbDb<NodeLease, number>;
   /** Named databases opened on demand by the capabilities that own them. */
-  db<V = unknown, K extends import('lmdb').Key = import('lmdb').Key>(name: string): LmdbDb<V, K>;
+  db<V = unknown, K extends import('lmdb').Key = import('lmdb').Key>(name: string, options?: { encoding?: 'msgpack' | 'binary' }): LmdbDb<V, K>;
   close(): Promise<void>;
 }
 
@@ -30,10 +30,10 @@ export function lmdbPath(dataDir: string): string {
 export function openHotStore(dataDir: string): HotStore {
   const root = open({ path: lmdbPath(dataDir), maxDbs: 64, noSync: true, compression: false });
   const cache = new Map<string, LmdbDb<any, any>>();
-  function db<V, K extends import('lmdb').Key>(name: string): LmdbDb<V, K> {
+  function db<V, K extends import('lmdb').Key>(name: string, options: { encoding?: 'msgpack' | 'binary' } = {}): LmdbDb<V, K> {
     let d = cache.get(name);
     if (!d) {
-      d = root.openDB({ name, compression: false });
+      d = root.openDB({ name, compression: false, encoding: options.encoding ?? 'msgpack' });
       cache.set(name, d);
     }
     return d as LmdbDb<V, K>;

@@ -41,14 +41,18 @@ t.test('a rejected composite request consumes nothing; separate identities are i
   const limiter = new SharedLimiter(hot);
   const now = Date.UTC(2026, 10, 22, 12, 0, 0);
   const rules = [
-    { kind: 'bucket' as const, name: 'big', capacity: 3, refillPerSecond: 0.001 },
-    { kind: 'bucket' as const, name: 'small', capacity: 1, refillPerSecond: 0.001 },
+    { kind: 'bucket' as const, name: 'big', capacity: 3, refillPerSecond: 1e-9 },
+    { kind: 'bucket' as const, name: 'small', capacity: 1, refillPerSecond: 1 },
   ];
   t.equal(limiter.check('a', rules, now).allowed, true);
   const rejected = limiter.check('a', rules, now);
   t.equal(rejected.allowed, false);
   t.same(rejected.rejectedBy, ['small']);
-  t.equal(limiter.peek('a', [rules[0]], now).remaining, 2, 'the big bucket lost only the first token');
+  // Had the rejected request taken from "big", it would be empty one check earlier.
+  t.equal(limiter.check('a', rules, now + 1000).allowed, true);
+  t.equal(limiter.check('a', rules, now + 2000).allowed, true, 'big still had a token: the rejection took none');
+  t.same(limiter.check('a', rules, now + 3000).rejectedBy, ['big']);
+  t.equal(limiter.peek('a', rules, now + 3000).remaining, 0);
   t.equal(limiter.check('b', rules, now).allowed, true, 'another identity has its own buckets');
   limiter.reset('a', rules);
   t.equal(limiter.check('a', rules, now).allowed, true, 'reset forgets the state');
