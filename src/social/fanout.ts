@@ -24,9 +24,12 @@ interface FanoutStatements {
   postEvents: Statement;
   post: Statement;
   followers: Statement;
+  markPulled: Statement;
 }
 
 const statements = new WeakMap<Sqlite, FanoutStatements>();
+/** Authors this pool thread has already recorded in pull_authors. */
+const markedPulled = new Set<string>();
 
 function prepared(db: Sqlite): FanoutStatements {
   let s = statements.get(db);
@@ -37,6 +40,7 @@ function prepared(db: Sqlite): FanoutStatements {
         'SELECT p.author_id, p.deleted_at, u.followers_count FROM posts p JOIN users u ON u.id = p.author_id WHERE p.id = ?',
       ),
       followers: db.prepare('SELECT follower_id FROM follows WHERE followee_id = ? AND since_id < ?').pluck(),
+      markPulled: db.prepare('INSERT OR IGNORE INTO pull_authors (author_id, marked_at) VALUES (?, ?)'),
     };
     statements.set(db, s);
   }
@@ -60,7 +64,13 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
     if (!post || post.deleted_at !== null) continue;
     posts++;
     push(post.author_id, id);
-    if (post.followers_count > celebrityAbove) continue;
+    if (post.followers_count > celebrityAbove) {
+      if (!markedPulled.has(post.author_id)) {
+        s.markPulled.run(post.author_id, new Date().toISOString());
+        markedPulled.add(post.author_id);
+      }
+      continue;
+    }
     for (const follower of s.followers.iterate(post.author_id, id) as IterableIterator<string>) push(follower, id);
   }
   if (targets.size === 0) return { posts, timelines: 0 };

@@ -35,8 +35,8 @@ export interface Page<T> {
   next: bigint | null;
 }
 
-/** Larger than every 63-bit id: the position before the first page. */
-export const TOP = 1n << 63n;
+/** The largest 63-bit value, above every id minted: the position before the first page. */
+export const TOP = (1n << 63n) - 1n;
 
 export function postOf(row: PostRow): PostWithCounts {
   return {

@@ -23,6 +23,8 @@ export interface FolloweeRow {
   id: string;
   since: string;
   followers_count: number;
+  /** 1 when fan-out has ever left one of this author's posts to the pull path. */
+  pulled: number;
 }
 
 export interface UserListRow {
@@ -78,7 +80,9 @@ export class SocialStore {
         'SELECT CAST(id AS TEXT) AS id FROM posts WHERE author_id = ? AND id > ? AND id < ? AND deleted_at IS NULL ORDER BY id DESC LIMIT ?',
       ),
       followees: q(
-        'SELECT f.followee_id AS id, CAST(f.since_id AS TEXT) AS since, u.followers_count FROM follows f JOIN users u ON u.id = f.followee_id WHERE f.follower_id = ?',
+        `SELECT f.followee_id AS id, CAST(f.since_id AS TEXT) AS since, u.followers_count, pa.author_id IS NOT NULL AS pulled
+         FROM follows f JOIN users u ON u.id = f.followee_id LEFT JOIN pull_authors pa ON pa.author_id = f.followee_id
+         WHERE f.follower_id = ?`,
       ),
       followersPage: q(
         `SELECT u.id, u.handle, u.created_at, u.followers_count, u.following_count, CAST(f.since_id AS TEXT) AS since

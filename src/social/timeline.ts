@@ -46,7 +46,7 @@ export class HomeTimelineReader {
     const followees = new Map<string, Followee>();
     const celebrities: string[] = [];
     for (const f of this.store.followees(userId)) {
-      const celebrity = f.followers_count > celebrityAbove;
+      const celebrity = f.followers_count > celebrityAbove || f.pulled === 1;
       followees.set(f.id, { since: BigInt(f.since), celebrity });
       if (celebrity) celebrities.push(f.id);
     }

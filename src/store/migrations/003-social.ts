@@ -52,6 +52,12 @@ export const social: Migration = {
       payload TEXT NOT NULL DEFAULT '{}',
       created_at TEXT NOT NULL
     );
+    -- Authors whose posts fan-out has ever left to the pull path. They stay pulled at read time
+    -- even when their follower count drops below the threshold, so no such post goes missing.
+    CREATE TABLE pull_authors (
+      author_id TEXT PRIMARY KEY REFERENCES users(id),
+      marked_at TEXT NOT NULL
+    ) WITHOUT ROWID;
     CREATE TABLE event_consumers (
       name TEXT PRIMARY KEY,
       last_seq INTEGER NOT NULL,

@@ -1,0 +1,35 @@
+import t from 'tap';
+import { codePointLength, normalizePostText, MAX_POST_CODE_POINTS } from '../../src/core/post-text';
+
+t.test('codePointLength counts code points, not UTF-16 units', async (t) => {
+  t.equal(codePointLength(''), 0);
+  t.equal(codePointLength('abc'), 3);
+  t.equal(codePointLength('😀'), 1);
+  t.equal('😀'.length, 2);
+  t.equal(codePointLength('a😀b'), 3);
+  t.equal(codePointLength('\ud800'), 1, 'a lone surrogate is one code point');
+});
+
+t.test('text is NFC-normalised before counting and stored normalised', async (t) => {
+  const decomposed = 'e\u0301'; // e + combining acute
+  t.same(normalizePostText(decomposed), { ok: true, text: '\u00e9' });
+  const long = decomposed.repeat(280); // 560 code points before NFC, 280 after
+  const r = normalizePostText(long);
+  t.equal(r.ok, true);
+  if (r.ok) t.equal(codePointLength(r.text), 280);
+});
+
+t.test('280 code points pass, 281 fail', async (t) => {
+  t.equal(MAX_POST_CODE_POINTS, 280);
+  t.same(normalizePostText('😀'.repeat(280)), { ok: true, text: '😀'.repeat(280) });
+  t.same(normalizePostText('x'.repeat(281)), { ok: false, message: 'text is 281 characters long; the limit is 280' });
+});
+
+t.test('empty or white-space-only text is refused', async (t) => {
+  const samples = ['', ' ', '\n\t', '\u00a0', '\u3000\u2003', '\u2028'];
+  samples.forEach((s, i) => {
+    // The message names the sample by index: a line separator would break the TAP stream.
+    t.same(normalizePostText(s), { ok: false, message: 'text must contain something other than white space' }, `sample ${i}`);
+  });
+  t.same(normalizePostText(' a '), { ok: true, text: ' a ' });
+});

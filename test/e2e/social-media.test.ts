@@ -1,0 +1,82 @@
+import t from 'tap';
+import { connect } from 'node:net';
+import { startServer, type Key, type TestServer } from '../helpers/server';
+
+let server: TestServer;
+let user: Key;
+
+t.before(async () => {
+  server = await startServer();
+  user = await server.keygen('pics');
+});
+t.teardown(() => server.close());
+
+const SAMPLES: Record<string, Buffer> = {
+  'image/png': Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(100, 7)]),
+  'image/jpeg': Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(50, 1)]),
+  'image/gif': Buffer.from('GIF89a' + 'x'.repeat(20), 'latin1'),
+  'image/webp': Buffer.from('RIFF\x20\x00\x00\x00WEBPVP8 ' + 'y'.repeat(20), 'latin1'),
+};
+
+t.test('each accepted type uploads and is served back with its type and caching headers', async (t) => {
+  for (const [type, bytes] of Object.entries(SAMPLES)) {
+    const r = await server.post('/api/media', { key: user.key, body: bytes, headers: { 'content-type': type } });
+    t.equal(r.status, 201, type);
+    t.match(r.json.id, /^[1-9][0-9]+$/);
+    t.same(r.json, { id: r.json.id, content_type: type, size: bytes.length, url: `/media/${r.json.id}` });
+    const got = await fetch(server.url + r.json.url);
+    t.equal(got.status, 200);
+    t.equal(got.headers.get('content-type'), type);
+    t.equal(got.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    t.equal(got.headers.get('etag'), `"${r.json.id}"`);
+    t.same(Buffer.from(await got.arrayBuffer()), bytes);
+  }
+});
+
+t.test('type checked by magic bytes: mismatch 400, other types 415, empty 400', async (t) => {
+  const mismatch = await server.post('/api/media', { key: user.key, body: SAMPLES['image/gif'], headers: { 'content-type': 'image/png' } });
+  t.equal(mismatch.status, 400);
+  t.equal(mismatch.json.error, 'invalid_request');
+  t.match(mismatch.json.message, /image\/gif, not image\/png/);
+  const junk = await server.post('/api/media', { key: user.key, body: Buffer.from('hello'), headers: { 'content-type': 'image/jpeg' } });
+  t.equal(junk.status, 400);
+  const svg = await server.post('/api/media', { key: user.key, body: Buffer.from('<svg/>'), headers: { 'content-type': 'image/svg+xml' } });
+  t.equal(svg.status, 415);
+  t.equal(svg.json.error, 'unsupported_media_type');
+  const none = await server.post('/api/media', { key: user.key, body: SAMPLES['image/png'] });
+  t.equal(none.status, 415);
+  const empty = await server.post('/api/media', { key: user.key, body: Buffer.alloc(0), headers: { 'content-type': 'image/png' } });
+  t.equal(empty.status, 400);
+  const withParams = await server.post('/api/media', { key: user.key, body: SAMPLES['image/png'], headers: { 'content-type': 'Image/PNG; x=1' } });
+  t.equal(withParams.status, 201);
+  t.equal(withParams.json.content_type, 'image/png');
+  t.equal((await server.post('/api/media', { body: SAMPLES['image/png'], headers: { 'content-type': 'image/png' } })).status, 401);
+});
+
+t.test('5 MiB is the limit', async (t) => {
+  const max = Buffer.concat([SAMPLES['image/png'].subarray(0, 8), Buffer.alloc(5 * 1024 * 1024 - 8)]);
+  const ok = await server.post('/api/media', { key: user.key, body: max, headers: { 'content-type': 'image/png' } });
+  t.equal(ok.status, 201);
+  t.equal(ok.json.size, 5 * 1024 * 1024);
+  // The server answers 413 as soon as it sees the declared length, before the body is sent,
+  // so this speaks HTTP on a socket instead of through fetch (which fails on the early close).
+  const port = Number(new URL(server.url).port);
+  const answer = await new Promise<string>((resolve, reject) => {
+    const sock = connect(port, '127.0.0.1', () => {
+      sock.write(`POST /api/media HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${user.key}\r\nContent-Type: image/png\r\nContent-Length: ${5 * 1024 * 1024 + 1}\r\n\r\n`);
+    });
+    let data = '';
+    sock.on('data', (d) => (data += d.toString()));
+    sock.on('close', () => resolve(data));
+    sock.on('error', reject);
+    setTimeout(() => sock.destroy(), 3000);
+  });
+  t.match(answer, /^HTTP\/1\.1 413 /);
+  t.match(answer, /"error":"payload_too_large"/);
+});
+
+t.test('unknown media is 404', async (t) => {
+  t.equal((await server.get('/media/123456789')).status, 404);
+  t.equal((await server.get('/media/..%2Fperch.db')).status, 404);
+  t.equal((await server.get('/media/abc')).status, 404);
+});
