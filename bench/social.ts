@@ -1,0 +1,254 @@
+// Microblog benchmarks, each a ratio against a baseline measured in the same run:
+//   posts     durable post creation (authors with 10 followers each, so fan-out runs meanwhile)
+//             vs a bare uWS server that parses the same JSON body and answers 201;
+//   timeline  home timeline reads of 50 items vs a bare uWS server answering a constant body of
+//             the same size;
+//   fanout    one post to 10,000 followers: time from the 201 until the last timeline has it.
+// Load is bounded: each autocannon run lasts `seconds` (default 4), servers listen on 127.0.0.1.
+//   node dist/bench/social.js [posts|timeline|fanout|all] [seconds=4]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { startServer, tempDataDir, type TestServer } from '../test/helpers/server';
+import { migrate, openSqlite, type Sqlite } from '../src/store/sqlite';
+import { openHotStore } from '../src/store/lmdb';
+import { IdGenerator } from '../src/core/snowflake';
+import { hashApiKey, newApiKey } from '../src/core/api-key';
+import { homeTimelines, windowHas } from '../src/social/home-timelines';
+
+// autocannon ships no type declarations; this is the part of its API used here.
+interface LoadOptions {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  duration?: number;
+  connections?: number;
+  pipelining?: number;
+  setupClient?: (client: { setHeaders(h: Record<string, string>): void }) => void;
+}
+interface LoadResult {
+  requests: { average: number };
+  latency: { p99: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const autocannon = require('autocannon') as (opts: LoadOptions) => Promise<LoadResult>;
+
+const scenario = process.argv[2] ?? 'all';
+const seconds = Number(process.argv[3] ?? 4);
+const ids = new IdGenerator(1000);
+
+interface Seeded {
+  userId: string;
+  key: string;
+}
+
+/** Users (with keys) and follow edges written straight into SQLite before the server starts. */
+function seedUsers(db: Sqlite, prefix: string, n: number, withKeys: boolean): Seeded[] {
+  const now = new Date().toISOString();
+  const insertUser = db.prepare('INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, ?, ?, ?)');
+  const insertKey = db.prepare('INSERT INTO api_keys (id, user_id, key_hash, admin, created_at) VALUES (?, ?, ?, 0, ?)');
+  const out: Seeded[] = [];
+  db.transaction(() => {
+    for (let i = 0; i < n; i++) {
+      const id = ids.next();
+      const handle = `${prefix}${i}`;
+      insertUser.run(id, handle, handle.toLowerCase(), now);
+      const key = withKeys ? newApiKey() : '';
+      if (withKeys) insertKey.run('key_' + id, id, hashApiKey(key), now);
+      out.push({ userId: id, key });
+    }
+  })();
+  return out;
+}
+
+function seedFollows(db: Sqlite, edges: Array<[follower: string, followee: string]>): void {
+  const now = new Date().toISOString();
+  const follow = db.prepare('INSERT OR IGNORE INTO follows (follower_id, followee_id, since_id, created_at) VALUES (?, ?, ?, ?)');
+  const following = db.prepare('UPDATE users SET following_count = following_count + 1 WHERE id = ?');
+  const followers = db.prepare('UPDATE users SET followers_count = followers_count + 1 WHERE id = ?');
+  db.transaction(() => {
+    for (const [a, b] of edges) {
+      if (follow.run(a, b, BigInt(ids.next()), now).changes) {
+        following.run(a);
+        followers.run(b);
+      }
+    }
+  })();
+}
+
+function freshDataDir(): { dir: string; db: Sqlite } {
+  const dir = tempDataDir('perch-bench-social-');
+  const db = openSqlite(dir);
+  migrate(db);
+  return { dir, db };
+}
+
+function startBare(args: string[]): Promise<{ proc: ChildProcess; url: string }> {
+  const proc = spawn(process.execPath, [join(__dirname, 'bare-uws.js'), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    proc.stdout!.once('data', (d: Buffer) => resolve({ proc, url: `http://127.0.0.1:${d.toString().trim()}` }));
+    proc.once('exit', (code) => reject(new Error(`bare server exited ${code}`)));
+  });
+}
+
+async function load(opts: LoadOptions): Promise<{ rps: number; p99: number; non2xx: number; errors: number }> {
+  const r = await autocannon({ connections: 32, pipelining: 1, duration: seconds, ...opts });
+  return { rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
+}
+
+async function postsBench(): Promise<Record<string, unknown>> {
+  const { dir, db } = freshDataDir();
+  const authors = seedUsers(db, 'author', 50, true);
+  const fans = seedUsers(db, 'fan', 100, false);
+  // Every author has 10 followers.
+  const edges: Array<[string, string]> = [];
+  authors.forEach((a, i) => {
+    for (let k = 0; k < 10; k++) edges.push([fans[(i * 10 + k) % fans.length].userId, a.userId]);
+  });
+  seedFollows(db, edges);
+  db.close();
+  const server = await startServer({ dataDir: dir, threads: 1 });
+  const bare = await startBare(['json201']);
+  const body = JSON.stringify({ text: 'A benchmark post with a little text in it, about as long as a typical one. #perch' });
+  const headers = { 'content-type': 'application/json' };
+  let i = 0;
+  const perchOpts = (url: string): LoadOptions => ({
+    url: url + '/api/posts',
+    method: 'POST',
+    headers,
+    body,
+    setupClient: (client) => {
+      client.setHeaders({ ...headers, authorization: `Bearer ${authors[i++ % authors.length].key}` });
+    },
+  });
+  try {
+    await load({ url: bare.url + '/api/posts', method: 'POST', headers, body, duration: 1 });
+    const baseline = await load({ url: bare.url + '/api/posts', method: 'POST', headers, body });
+    const perch = await load(perchOpts(server.url));
+    const posts = (await server.cli(['status', '--json'])).stdout;
+    return {
+      scenario: 'posts',
+      baseline_rps: Math.round(baseline.rps),
+      perch_rps: Math.round(perch.rps),
+      ratio: Number((perch.rps / baseline.rps).toFixed(3)),
+      perch_p99_ms: perch.p99,
+      perch_non2xx: perch.non2xx,
+      perch_errors: perch.errors,
+      posts_stored: JSON.parse(posts).social.posts,
+    };
+  } finally {
+    bare.proc.kill();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function timelineBench(): Promise<Record<string, unknown>> {
+  const { dir, db } = freshDataDir();
+  const authors = seedUsers(db, 'author', 10, true);
+  const readers = seedUsers(db, 'reader', 32, true);
+  const edges: Array<[string, string]> = [];
+  for (const r of readers) for (const a of authors) edges.push([r.userId, a.userId]);
+  seedFollows(db, edges);
+  db.close();
+  const server = await startServer({ dataDir: dir, threads: 1 });
+  let bare: { proc: ChildProcess; url: string } | undefined;
+  try {
+    for (let n = 0; n < 100; n++) {
+      const r = await server.post('/api/posts', { key: authors[n % authors.length].key, json: { text: `timeline post number ${n}, with a sentence of text to hydrate.` } });
+      if (r.status !== 201) throw new Error(`seed post: ${r.status}`);
+    }
+    await waitFor(async () => (await server.get('/api/timeline?limit=50', { key: readers[readers.length - 1].key })).json.items.length === 50);
+    const sample = await server.get('/api/timeline?limit=50', { key: readers[0].key });
+    const bytes = Buffer.byteLength(sample.text);
+    bare = await startBare(['constant', String(bytes)]);
+    let i = 0;
+    await load({ url: bare.url + '/api/timeline?limit=50', duration: 1 });
+    const baseline = await load({ url: bare.url + '/api/timeline?limit=50' });
+    const perch = await load({
+      url: server.url + '/api/timeline?limit=50',
+      setupClient: (client) => client.setHeaders({ authorization: `Bearer ${readers[i++ % readers.length].key}` }),
+    });
+    return {
+      scenario: 'timeline',
+      response_bytes: bytes,
+      items: sample.json.items.length,
+      baseline_rps: Math.round(baseline.rps),
+      perch_rps: Math.round(perch.rps),
+      ratio: Number((perch.rps / baseline.rps).toFixed(3)),
+      perch_p99_ms: perch.p99,
+      perch_non2xx: perch.non2xx,
+    };
+  } finally {
+    bare?.proc.kill();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function fanoutBench(): Promise<Record<string, unknown>> {
+  const { dir, db } = freshDataDir();
+  const [author] = seedUsers(db, 'star', 1, true);
+  const followers = seedUsers(db, 'f', 10_000, false);
+  seedFollows(db, followers.map((f) => [f.userId, author.userId]));
+  db.close();
+  const server: TestServer = await startServer({ dataDir: dir, threads: 1 });
+  const hot = openHotStore(dir);
+  const timelines = homeTimelines(hot);
+  const samples: number[] = [];
+  try {
+    for (let round = 0; round < 6; round++) {
+      const r = await server.post('/api/posts', { key: author.key, json: { text: `to ten thousand followers, round ${round}` } });
+      const acked = performance.now();
+      if (r.status !== 201) throw new Error(`post: ${r.status}`);
+      const id = BigInt(r.json.id);
+      let next = 0;
+      // The last follower whose timeline has it marks the end; check each follower once it is due.
+      while (next < followers.length) {
+        if (windowHas(timelines, followers[next].userId, id)) next++;
+        else await new Promise((res) => setTimeout(res, 1));
+        if (performance.now() - acked > 10_000) throw new Error('fan-out did not finish in 10 s');
+      }
+      samples.push(performance.now() - acked);
+    }
+    const warm = samples.slice(1).sort((a, b) => a - b);
+    return {
+      scenario: 'fanout',
+      followers: followers.length,
+      ms_from_201_to_last_timeline: warm.map((s) => Number(s.toFixed(1))),
+      median_ms: Number(warm[Math.floor(warm.length / 2)].toFixed(1)),
+      max_ms: Number(warm[warm.length - 1].toFixed(1)),
+      first_round_ms: Number(samples[0].toFixed(1)),
+    };
+  } finally {
+    await hot.close();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  const end = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out waiting for fan-out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function main(): Promise<void> {
+  const runs: Array<() => Promise<Record<string, unknown>>> = [];
+  if (scenario === 'posts' || scenario === 'all') runs.push(postsBench);
+  if (scenario === 'timeline' || scenario === 'all') runs.push(timelineBench);
+  if (scenario === 'fanout' || scenario === 'all') runs.push(fanoutBench);
+  if (runs.length === 0) throw new Error(`unknown scenario ${scenario}: posts, timeline, fanout or all`);
+  for (const run of runs) process.stdout.write(JSON.stringify(await run()) + '\n');
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack}\n`);
+  process.exit(1);
+});
