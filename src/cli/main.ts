@@ -5,6 +5,7 @@ import { serveCommand } from './serve';
 import { migrateCommand } from './migrate';
 import { keygenCommand, keysListCommand, keysRevokeCommand } from './keys';
 import { statusCommand } from './status';
+import { flagsClearCommand, flagsListCommand } from './flags';
 
 function withCommon(cmd: Command): Command {
   return cmd
@@ -39,6 +40,14 @@ export function buildProgram(): Command {
     .action((opts) => keysListCommand(opts));
   withCommon(keys.command('revoke').description('revoke a key by its id').argument('<key-id>', 'id from `perch keys list`'))
     .action((keyId, opts) => keysRevokeCommand(keyId, opts));
+
+  const flags = program.command('flags').description('accounts throttled by the anomaly detector');
+  withCommon(flags.command('list').description('list flagged accounts'))
+    .option('--all', 'include flags that ended or were cleared', false)
+    .option('--json', 'print JSON', false)
+    .action((opts) => flagsListCommand(opts));
+  withCommon(flags.command('clear').description('lift the flag of a user').argument('<user>', 'handle (or user id)'))
+    .action((user, opts) => flagsClearCommand(user, opts));
 
   withCommon(program.command('status').description('show store counts, queue lags and node leases'))
     .option('--json', 'print JSON', false)

@@ -3,6 +3,8 @@
 import { migrate, openSqlite, currentSchemaVersion } from '../store/sqlite';
 import { openHotStore } from '../store/lmdb';
 import { liveLeases } from '../store/node-lease';
+import { CodePool } from '../links/code-pool';
+import { clickQueueState, openClickQueue } from '../links/clicks';
 import { socialStatus } from '../social/outbox';
 import { commandConfig, dataDirOf, printJson, type CommonOptions } from './common';
 
@@ -21,7 +23,9 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
     const status = {
       data_dir: dir,
       schema_version: currentSchemaVersion(db),
-      counts: { users: count('users'), api_keys: count('api_keys') },
+      counts: { users: count('users'), api_keys: count('api_keys'), links: count('links') },
+      code_pool_size: new CodePool(hot).size(),
+      click_queue: clickQueueState(openClickQueue(hot)),
       social: socialStatus(db),
       node_leases: liveLeases(hot).map((l) => ({ node_id: l.nodeId, pid: l.pid, thread: l.threadId, expires_at: new Date(l.expiresAt).toISOString() })),
     };
@@ -32,6 +36,8 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
     process.stdout.write(`data dir        ${status.data_dir}\n`);
     process.stdout.write(`schema version  ${status.schema_version}\n`);
     for (const [k, v] of Object.entries(status.counts)) process.stdout.write(`${k.padEnd(16)}${v}\n`);
+    process.stdout.write(`code pool       ${status.code_pool_size}\n`);
+    process.stdout.write(`click queue     ${status.click_queue.depth} events, lag ${status.click_queue.lagSeconds.toFixed(1)} s\n`);
     for (const [k, v] of Object.entries(status.social)) process.stdout.write(`${k.padEnd(20)}${v}\n`);
     process.stdout.write(`node leases     ${status.node_leases.map((l) => `${l.node_id} (pid ${l.pid})`).join(', ') || 'none'}\n`);
   } finally {

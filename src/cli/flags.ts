@@ -1,0 +1,68 @@
+// perch flags list / perch flags clear <user>: the accounts the anomaly detector throttled.
+import { AccountStore } from '../accounts/store';
+import { clearFlag, isActive, openFlagMirror } from '../links/anomaly';
+import { LinkStore } from '../links/store';
+import { migrate, openSqlite } from '../store/sqlite';
+import { openHotStore } from '../store/lmdb';
+import { commandConfig, dataDirOf, printJson, type CommonOptions } from './common';
+
+interface ListOptions extends CommonOptions {
+  json: boolean;
+  all: boolean;
+}
+
+function open(opts: CommonOptions) {
+  commandConfig(opts);
+  const dir = dataDirOf(opts);
+  const db = openSqlite(dir);
+  migrate(db);
+  const hot = openHotStore(dir);
+  return { db, hot, store: new LinkStore(db), accounts: new AccountStore(db) };
+}
+
+export async function flagsListCommand(opts: ListOptions): Promise<void> {
+  const { db, hot, store } = open(opts);
+  try {
+    const now = Date.now();
+    const rows = store
+      .flags()
+      .filter((f) => opts.all || isActive(f, now))
+      .map((f) => ({
+        user_id: f.user_id,
+        handle: f.handle,
+        reason: f.reason,
+        flagged_at: f.flagged_at,
+        until: new Date(f.until_ms).toISOString(),
+        active: isActive(f, now),
+        cleared_at: f.cleared_at,
+      }));
+    if (opts.json) {
+      printJson(rows);
+      return;
+    }
+    if (rows.length === 0) {
+      process.stdout.write('no flagged accounts\n');
+      return;
+    }
+    for (const r of rows) {
+      const state = r.active ? `until ${r.until}` : r.cleared_at ? `cleared ${r.cleared_at}` : `ended ${r.until}`;
+      process.stdout.write(`@${r.handle ?? '?'} (${r.user_id})  flagged ${r.flagged_at}  ${state}  ${r.reason}\n`);
+    }
+  } finally {
+    db.close();
+    await hot.close();
+  }
+}
+
+export async function flagsClearCommand(user: string, opts: CommonOptions): Promise<void> {
+  const { db, hot, store, accounts } = open(opts);
+  try {
+    const u = accounts.userByHandle(user.replace(/^@/, '')) ?? accounts.userById(user);
+    if (!u) throw new Error(`no user ${user}`);
+    const wasActive = clearFlag(store, openFlagMirror(hot), u.id);
+    process.stdout.write(wasActive ? `cleared the flag of @${u.handle}\n` : `@${u.handle} was not flagged\n`);
+  } finally {
+    db.close();
+    await hot.close();
+  }
+}

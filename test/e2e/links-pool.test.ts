@@ -1,0 +1,43 @@
+// An exhausted code pool stalls creation with 503 while redirects keep working.
+import t from 'tap';
+import { startServer, testThreads, type Key, type TestServer } from '../helpers/server';
+import { hasLimitHeaders, metric, shorten, waitFor } from './links-helpers';
+
+let server: TestServer;
+let alice: Key;
+
+t.before(async () => {
+  // Two codes at start-up and no refills (the low-water mark is 0).
+  server = await startServer({ threads: testThreads(), config: { links: { pool_target: 2, pool_low_water: 0, pool_wait_ms: 300 } } });
+  alice = await server.keygen('alice');
+  await waitFor('the initial pool fill', async () => ((await metric(server, 'perch_code_pool_size')) === 2 ? true : undefined));
+});
+t.teardown(() => server?.close());
+
+t.test('pool empty: 503 unavailable with retry hints; redirects still 302', async (t) => {
+  const a = await shorten(server, alice, { url: 'https://example.com/a' });
+  const b = await shorten(server, alice, { url: 'https://example.com/b' });
+  t.equal(a.status, 201);
+  t.equal(b.status, 201);
+  t.equal(await metric(server, 'perch_code_pool_size'), 0);
+  const started = Date.now();
+  const c = await shorten(server, alice, { url: 'https://example.com/c' });
+  t.equal(c.status, 503);
+  t.ok(Date.now() - started >= 250, 'creation waited briefly first');
+  t.equal(c.json.error, 'unavailable');
+  t.type(c.json.message, 'string');
+  t.ok(Number.isInteger(c.json.retry_after_seconds) && c.json.retry_after_seconds >= 1);
+  t.equal(c.headers.get('retry-after'), String(c.json.retry_after_seconds));
+  t.ok(hasLimitHeaders(c), 'limiter headers on the 503');
+  for (const r of [a, b]) {
+    for (let i = 0; i < 10; i++) {
+      const go = await server.get('/' + r.json.short_code);
+      t.equal(go.status, 302);
+    }
+    t.equal((await server.get('/' + r.json.short_code)).headers.get('location'), r.json.url);
+  }
+  const list = await server.get('/api/links', { key: alice.key });
+  t.equal(list.json.items.length, 2, 'the failed creation left nothing behind');
+  const status = JSON.parse((await server.cli(['status', '--json'])).stdout);
+  t.equal(status.code_pool_size, 0);
+});

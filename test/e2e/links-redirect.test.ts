@@ -1,0 +1,164 @@
+// GET and HEAD /{code}: 302, expiry → 410, unknown/deleted → 404 (HTML or JSON), PATCH/DELETE,
+// and the loose per-IP limit with its headers on every response.
+import t from 'tap';
+import { startServer, testThreads, type Key, type TestServer } from '../helpers/server';
+import { create, hasLimitHeaders, shorten } from './links-helpers';
+
+let server: TestServer;
+let alice: Key;
+let bob: Key;
+let admin: Key;
+
+t.before(async () => {
+  server = await startServer({
+    threads: testThreads(),
+    config: { limits: { shorten: { capacity: 200, refill_per_second: 100, burst_per_second: 200, daily_quota: 1000 } } },
+  });
+  alice = await server.keygen('alice');
+  bob = await server.keygen('bob');
+  admin = await server.keygen('root', true);
+});
+t.teardown(() => server?.close());
+
+t.test('an active link answers 302 with Location, no-store and limiter headers; HEAD too', async (t) => {
+  const code = await create(server, alice, 'https://example.com/target?x=1');
+  const r = await server.get('/' + code);
+  t.equal(r.status, 302);
+  t.equal(r.headers.get('location'), 'https://example.com/target?x=1');
+  t.equal(r.headers.get('cache-control'), 'private, no-store');
+  t.ok(hasLimitHeaders(r));
+  const h = await server.request('HEAD', '/' + code);
+  t.equal(h.status, 302);
+  t.equal(h.headers.get('location'), 'https://example.com/target?x=1');
+  t.equal(h.headers.get('cache-control'), 'private, no-store');
+  t.ok(hasLimitHeaders(h));
+  const again = await server.get('/' + code);
+  t.equal(again.status, 302, 'a cached entry answers the same');
+  t.equal(again.headers.get('location'), 'https://example.com/target?x=1');
+});
+
+t.test('unknown codes and reserved paths: 404, HTML by default, JSON when asked', async (t) => {
+  const html = await server.get('/Zz9Zz9Q');
+  t.equal(html.status, 404);
+  t.match(html.headers.get('content-type'), /text\/html/);
+  t.match(html.text, /not found/i);
+  t.ok(hasLimitHeaders(html));
+  const json = await server.get('/Zz9Zz9Q', { headers: { accept: 'application/json' } });
+  t.equal(json.status, 404);
+  t.equal(json.json.error, 'not_found');
+  t.type(json.json.message, 'string');
+  t.ok(hasLimitHeaders(json));
+  for (const p of ['/assets', '/media', '/readyz', '/app', '/robots.txt', '/favicon.ico', '/x', '/bad%20code']) {
+    t.equal((await server.get(p)).status, 404, p);
+  }
+  const head = await server.request('HEAD', '/Zz9Zz9Q');
+  t.equal(head.status, 404);
+  t.equal((await server.get('/healthz')).status, 200, 'fixed routes still win over codes');
+  const post = await server.post('/Zz9Zz9Q');
+  t.equal(post.status, 405);
+  t.match(post.headers.get('allow'), /GET/);
+});
+
+t.test('expiry turns 302 into 410 (HTML page or JSON)', async (t) => {
+  const expires = new Date(Date.now() + 1500).toISOString();
+  const code = await create(server, alice, 'https://example.com/soon-gone', { expires_at: expires });
+  t.equal((await server.get('/' + code)).status, 302, 'active before expiry');
+  await new Promise((r) => setTimeout(r, Date.parse(expires) - Date.now() + 100));
+  const html = await server.get('/' + code);
+  t.equal(html.status, 410);
+  t.match(html.headers.get('content-type'), /text\/html/);
+  t.match(html.text, /expired/i);
+  t.equal(html.headers.get('location'), null);
+  t.ok(hasLimitHeaders(html));
+  const json = await server.get('/' + code, { headers: { accept: 'application/json, text/plain' } });
+  t.equal(json.status, 410);
+  t.same(Object.keys(json.json).sort(), ['error', 'message']);
+  t.equal(json.json.error, 'gone');
+  t.equal((await server.request('HEAD', '/' + code)).status, 410);
+  const details = await server.get(`/api/links/${code}`, { key: alice.key });
+  t.equal(details.json.status, 'expired');
+  t.equal(details.json.expires_at, expires);
+});
+
+t.test('PATCH changes the target and expiry; redirects follow at once', async (t) => {
+  const code = await create(server, alice, 'https://example.com/old');
+  t.equal((await server.get('/' + code)).headers.get('location'), 'https://example.com/old');
+  const r = await server.request('PATCH', `/api/links/${code}`, { key: alice.key, json: { url: 'https://example.com/new' } });
+  t.equal(r.status, 200);
+  t.equal(r.json.url, 'https://example.com/new');
+  t.equal(r.json.short_code, code);
+  t.ok(r.json.clicks, 'answers the details object');
+  t.ok(Date.parse(r.json.updated_at) >= Date.parse(r.json.created_at));
+  t.equal((await server.get('/' + code)).headers.get('location'), 'https://example.com/new');
+
+  const later = new Date(Date.now() + 86_400_000).toISOString();
+  const withExpiry = await server.request('PATCH', `/api/links/${code}`, { key: alice.key, json: { expires_at: later } });
+  t.equal(withExpiry.json.expires_at, later);
+  t.equal(withExpiry.json.url, 'https://example.com/new', 'fields not sent are kept');
+  const cleared = await server.request('PATCH', `/api/links/${code}`, { key: admin.key, json: { expires_at: null } });
+  t.equal(cleared.status, 200, 'an admin may edit');
+  t.equal(cleared.json.expires_at, null);
+
+  for (const body of [{ url: 'ftp://x.example' }, { expires_at: '2001-01-01T00:00:00Z' }, { url: 'https://example.com', colour: 1 }, {}]) {
+    const bad = await server.request('PATCH', `/api/links/${code}`, { key: alice.key, json: body });
+    t.equal(bad.status, 400, JSON.stringify(body));
+    t.equal(bad.json.error, 'invalid_request');
+  }
+  const other = await server.request('PATCH', `/api/links/${code}`, { key: bob.key, json: { url: 'https://bob.example' } });
+  t.equal(other.status, 404, 'another user cannot tell the link exists');
+  t.equal((await server.get('/' + code)).headers.get('location'), 'https://example.com/new');
+  t.equal((await server.request('PATCH', '/api/links/NoSuch12', { key: alice.key, json: { url: 'https://example.com' } })).status, 404);
+});
+
+t.test('PATCH can revive an expired link', async (t) => {
+  const code = await create(server, alice, 'https://example.com/revive', { expires_at: new Date(Date.now() + 500).toISOString() });
+  await new Promise((r) => setTimeout(r, 700));
+  t.equal((await server.get('/' + code)).status, 410);
+  const r = await server.request('PATCH', `/api/links/${code}`, { key: alice.key, json: { expires_at: null } });
+  t.equal(r.json.status, 'active');
+  t.equal((await server.get('/' + code)).status, 302);
+});
+
+t.test('DELETE → 204; afterwards the code answers 404 everywhere', async (t) => {
+  const code = await create(server, alice, 'https://example.com/doomed');
+  t.equal((await server.get('/' + code)).status, 302);
+  t.equal((await server.request('DELETE', `/api/links/${code}`, { key: bob.key })).status, 404, 'not the owner');
+  t.equal((await server.get('/' + code)).status, 302);
+  const del = await server.request('DELETE', `/api/links/${code}`, { key: alice.key });
+  t.equal(del.status, 204);
+  t.equal(del.text, '');
+  t.equal((await server.get('/' + code)).status, 404);
+  t.equal((await server.get('/' + code, { headers: { accept: 'application/json' } })).json.error, 'not_found');
+  t.equal((await server.get(`/api/links/${code}`, { key: alice.key })).status, 404);
+  t.equal((await server.request('DELETE', `/api/links/${code}`, { key: alice.key })).status, 404, 'deleting twice');
+  const list = await server.get('/api/links?limit=100', { key: alice.key });
+  t.notOk(list.json.items.some((i: { short_code: string }) => i.short_code === code));
+  const byAdmin = await create(server, bob, 'https://example.com/admin-deletes');
+  t.equal((await server.request('DELETE', `/api/links/${byAdmin}`, { key: admin.key })).status, 204);
+  t.equal((await server.get('/' + byAdmin)).status, 404);
+});
+
+t.test('the loose per-IP redirect limit: headers always, 429 with the contract body', async (t) => {
+  const limited = await startServer({
+    threads: testThreads(),
+    config: { limits: { redirect: { capacity: 8, refill_per_second: 0.01 } } },
+  });
+  t.teardown(() => limited.close());
+  const key = await limited.keygen('frank');
+  const code = (await shorten(limited, key, { url: 'https://example.com/popular' })).json.short_code;
+  let rejected;
+  for (let i = 0; i < 30 && !rejected; i++) {
+    const r = await limited.get('/' + code);
+    t.ok(hasLimitHeaders(r), `limiter headers on response ${i + 1} (${r.status})`);
+    if (r.status === 429) rejected = r;
+    else t.equal(r.status, 302);
+  }
+  t.ok(rejected, 'the limit is reached');
+  t.equal(rejected!.json.error, 'rate_limited');
+  t.type(rejected!.json.message, 'string');
+  t.ok(rejected!.json.retry_after_seconds >= 1);
+  t.equal(rejected!.headers.get('retry-after'), String(rejected!.json.retry_after_seconds));
+  t.equal(rejected!.headers.get('x-ratelimit-remaining'), '0');
+  const shortenStill = await shorten(limited, key, { url: 'https://example.com/other' });
+  t.equal(shortenStill.status, 201, 'the redirect limit does not touch creation');
+});
