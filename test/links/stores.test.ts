@@ -1,0 +1,70 @@
+// The LMDB/SQLite pieces of the short-link capability, on real stores in a temporary data dir.
+import t from 'tap';
+import { rmSync } from 'node:fs';
+import { tempDataDir } from '../helpers/server';
+import { migrate, openSqlite } from '../../src/store/sqlite';
+import { openHotStore } from '../../src/store/lmdb';
+import { LinkStore } from '../../src/links/store';
+import { CodePool } from '../../src/links/code-pool';
+import { ClickQueue, clickQueueState, drainClicks } from '../../src/links/clicks';
+import { RedirectCache } from '../../src/links/cache';
+
+const dir = tempDataDir('perch-links-');
+const sqlite = openSqlite(dir);
+migrate(sqlite);
+const hot = openHotStore(dir);
+const store = new LinkStore(sqlite);
+sqlite.prepare("INSERT INTO users (id, handle, handle_lower, created_at) VALUES ('1', 'u', 'u', '2026-01-01T00:00:00.000Z')").run();
+t.teardown(async () => {
+  sqlite.close();
+  await hot.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+t.test('the code pool: refill to target, draws are unique, empty answers undefined', async (t) => {
+  const pool = new CodePool(hot, 7);
+  t.equal(pool.size(), 0);
+  t.equal(pool.draw(), undefined);
+  t.equal(pool.refill(store, 300, 7, 100), 300);
+  t.equal(pool.size(), 300);
+  t.equal(pool.refill(store, 300, 7), 0, 'already full');
+  const drawn = new Set<string>();
+  for (let i = 0; i < 300; i++) drawn.add(pool.draw()!);
+  t.equal(drawn.size, 300);
+  t.equal(pool.draw(), undefined);
+  t.equal(store.issueCodes([...drawn].slice(0, 5)).length, 0, 'issued codes can never be registered again');
+  const issued = (sqlite.prepare('SELECT COUNT(*) AS n FROM issued_codes').get() as { n: number }).n;
+  t.equal(issued, 300);
+});
+
+t.test('the click queue drains exactly once into the aggregates', async (t) => {
+  const now = Date.now();
+  store.insert({ code: 'abcdefg', id: '100', ownerId: '1', url: 'https://example.com', domain: 'example.com', createdMs: now, expiresMs: null });
+  const q = new ClickQueue(hot, 7);
+  const before = store.processedEvents();
+  for (let i = 0; i < 1234; i++) q.push('abcdefg', now, i % 2 ? 'ref.example' : '', i % 10 === 0);
+  q.push('gone123', now, '', false);
+  await q.db.committed;
+  t.equal(clickQueueState(q.db).depth, 1235);
+  t.equal(drainClicks(q.db, store, 500, 10), 1235);
+  t.same(clickQueueState(q.db), { depth: 0, lagSeconds: 0 });
+  t.equal(store.processedEvents() - before, 1235);
+  const daily = store.dailyCounts('abcdefg');
+  t.same(daily.map((d) => [d.clicks, d.bots]), [[1234 - 124, 124]]);
+  t.equal(drainClicks(q.db, store), 0, 'nothing twice');
+});
+
+t.test('the redirect cache: miss → SQLite, TTL as safety net, dropShared', async (t) => {
+  const now = Date.now();
+  store.insert({ code: 'cache01', id: '101', ownerId: '1', url: 'https://old.example', domain: 'old.example', createdMs: now, expiresMs: null });
+  const cache = new RedirectCache(hot, store, 1000);
+  t.same(cache.lookup('cache01', now), ['https://old.example', 0, now]);
+  t.equal(cache.lookup('nosuch1', now), undefined);
+  store.update('cache01', 'https://new.example', 'new.example', null, now);
+  t.equal(cache.lookup('cache01', now + 500)![0], 'https://old.example', 'within the TTL the cache answers');
+  t.equal(cache.lookup('cache01', now + 1000)![0], 'https://new.example', 'never beyond one TTL');
+  store.update('cache01', 'https://newer.example', 'newer.example', now + 5000, now);
+  cache.forget('cache01');
+  cache.dropShared('cache01');
+  t.same(cache.lookup('cache01', now + 1001), ['https://newer.example', now + 5000, now + 1001]);
+});
