@@ -27,11 +27,14 @@ export function dataDirOf(opts: CommonOptions): string {
   return ensureDataDir(opts.data);
 }
 
+/** A bad value noticed by a command itself (not by commander's parser): exit 2 like a bad flag. */
+export class UsageError extends Error {}
+
 /** Exit codes: 2 for a bad flag, value or configuration; 1 for anything that failed at run time. */
 export function fail(err: unknown): never {
   const message = err instanceof Error ? err.message : String(err);
   process.stderr.write(`perch: ${message.split('\n')[0]}\n`);
-  process.exit(err instanceof ConfigError ? 2 : 1);
+  process.exit(err instanceof ConfigError || err instanceof UsageError ? 2 : 1);
 }
 
 export function isOperatorError(err: unknown): boolean {

@@ -1,12 +1,11 @@
 // perch keygen / keys list / keys revoke.
-import { InvalidArgumentError } from 'commander';
 import { hashApiKey, newApiKey, newKeyId } from '../core/api-key';
 import { isValidHandle } from '../core/handle';
 import { AccountStore } from '../accounts/store';
 import { migrate, openSqlite } from '../store/sqlite';
 import { openHotStore } from '../store/lmdb';
 import { leaseNodeId } from '../store/node-lease';
-import { commandConfig, dataDirOf, printJson, type CommonOptions } from './common';
+import { UsageError, commandConfig, dataDirOf, printJson, type CommonOptions } from './common';
 
 interface KeygenOptions extends CommonOptions {
   user: string;
@@ -23,7 +22,7 @@ function openAccounts(opts: CommonOptions) {
 
 export async function keygenCommand(opts: KeygenOptions): Promise<void> {
   if (!isValidHandle(opts.user)) {
-    throw new InvalidArgumentError(`invalid handle "${opts.user}": use 1-30 of A-Z a-z 0-9 _`);
+    throw new UsageError(`invalid handle "${opts.user}": use 1-30 of A-Z a-z 0-9 _`);
   }
   const { db, accounts } = openAccounts(opts);
   const hot = openHotStore(dataDirOf(opts));

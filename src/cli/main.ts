@@ -5,6 +5,7 @@ import { serveCommand } from './serve';
 import { migrateCommand } from './migrate';
 import { keygenCommand, keysListCommand, keysRevokeCommand } from './keys';
 import { statusCommand } from './status';
+import { benchCommand } from './bench';
 import { flagsClearCommand, flagsListCommand } from './flags';
 
 function withCommon(cmd: Command): Command {
@@ -52,6 +53,13 @@ export function buildProgram(): Command {
   withCommon(program.command('status').description('show store counts, queue lags and node leases'))
     .option('--json', 'print JSON', false)
     .action((opts) => statusCommand(opts));
+
+  program
+    .command('bench')
+    .description('run a benchmark scenario (without one: list them); figures are ratios to a baseline run alongside')
+    .argument('[scenario]', 'redirect, posts, timeline, fanout or limiter')
+    .argument('[args...]', 'passed to the scenario (e.g. seconds per round)')
+    .action((scenario: string | undefined, args: string[]) => benchCommand(scenario, args));
 
   // Every command, nested ones too: a bad flag or value prints one line and exits 2.
   const configure = (cmd: Command) => {

@@ -21,10 +21,12 @@ t.test('--help works everywhere and exits 0', async (t) => {
 });
 
 t.test('a bad flag or value prints one line and exits 2', async (t) => {
-  for (const args of [['serve', '--bogus'], ['serve', '--port', 'eighty'], ['serve', '--port', '70000'], ['serve', '--threads', '0'], ['nosuchcommand'], ['keygen'], ['keygen', '--user', 'bad handle!'], ['keygen', '--user', 'x'.repeat(31)]]) {
+  for (const args of [['serve', '--bogus'], ['serve', '--port', 'eighty'], ['serve', '--port', '70000'], ['serve', '--threads', '0'], ['nosuchcommand'], ['keygen'], ['keygen', '--user', 'bad handle!'], ['keygen', '--user', 'x'.repeat(31)], ['bench', 'nosuchscenario']]) {
     const r = await runCli([...args, '--data', dir()]);
     t.equal(r.code, 2, `${args.join(' ')} exits 2`);
-    t.equal(r.stderr.trim().split('\n').length, 1, `${args.join(' ')} prints one line: ${r.stderr.trim()}`);
+    const lines = r.stderr.trim().split('\n');
+    t.equal(lines.length, 1, `${args.join(' ')} prints one line: ${r.stderr.trim()}`);
+    t.ok(lines[0].length > 10, `the line says what is wrong: ${lines[0]}`);
   }
 });
 
