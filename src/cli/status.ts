@@ -37,7 +37,7 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
     process.stdout.write(`schema version  ${status.schema_version}\n`);
     for (const [k, v] of Object.entries(status.counts)) process.stdout.write(`${k.padEnd(16)}${v}\n`);
     process.stdout.write(`code pool       ${status.code_pool_size}\n`);
-    process.stdout.write(`click queue     ${status.click_queue.depth} events, lag ${status.click_queue.lagSeconds.toFixed(1)} s\n`);
+    process.stdout.write(`click queue     ${status.click_queue.depth} batches, lag ${status.click_queue.lagSeconds.toFixed(1)} s\n`);
     for (const [k, v] of Object.entries(status.social)) process.stdout.write(`${k.padEnd(20)}${v}\n`);
     process.stdout.write(`node leases     ${status.node_leases.map((l) => `${l.node_id} (pid ${l.pid})`).join(', ') || 'none'}\n`);
   } finally {

@@ -63,9 +63,16 @@ export interface ClickAggregate {
 /** Adds a batch of events into counters; bots count only as bots, never as clicks or referrers. */
 export function aggregateClicks(events: Iterable<ClickEvent>): ClickAggregate {
   const agg: ClickAggregate = { daily: new Map(), minutes: new Map(), referrers: new Map(), events: 0 };
+  // Batches are time-ordered, so the day string of the previous event almost always fits.
+  let dayNumber = NaN;
+  let day = '';
   for (const e of events) {
     agg.events++;
-    const day = utcDay(e.atMs);
+    const n = Math.floor(e.atMs / DAY_MS);
+    if (n !== dayNumber) {
+      dayNumber = n;
+      day = utcDay(e.atMs);
+    }
     const dk = e.code + '\0' + day;
     let d = agg.daily.get(dk);
     if (!d) agg.daily.set(dk, (d = { code: e.code, day, clicks: 0, bots: 0 }));

@@ -1,7 +1,10 @@
-// The click queue: a durable queue in LMDB, appended to by the redirect path without waiting
-// (lmdb-js commits every un-awaited put of one event-loop turn in one batch, off the thread), and
-// drained in batches by a pool task into SQLite aggregates. Keys are [ms, node id, sequence]:
-// time-ordered, and unique across threads and processes because node ids are leased.
+// The click queue: a durable queue in LMDB, appended to by the redirect path without waiting, and
+// drained in batches by a pool task into SQLite aggregates. The redirect path only pushes onto an
+// in-memory array; once per event-loop turn (setImmediate) the turn's clicks go to LMDB as one
+// un-awaited put. That is the batching lmdb-js applies to un-awaited puts anyway (they sit in
+// memory until the turn's batch commits), at one entry per turn instead of one per click, which
+// keeps both the write and the later drain cheap. Keys are [ms of the first click, node id,
+// sequence]: time-ordered, and unique across threads and processes because node ids are leased.
 import { aggregateClicks, type ClickEvent } from '../core/clicks';
 import { errorFields, log } from '../log';
 import type { HotStore, LmdbDb } from '../store/lmdb';
@@ -10,44 +13,66 @@ import type { LinkStore } from './store';
 export const CLICK_QUEUE_DB = 'link_click_queue';
 
 export type ClickKey = [number, number, number];
-/** [code, referrer host ('' when none), 1 for a bot else 0]. */
-export type ClickValue = [string, string, number];
+/** Flat groups of four: code, at (ms), referrer host ('' when none), 1 for a bot else 0. */
+export type ClickBatch = Array<string | number>;
+
+/** Clicks per LMDB entry at most; a busier turn writes several entries. */
+const MAX_BATCH_CLICKS = 4096;
 
 function onClickWriteError(err: unknown): void {
   log.error('click enqueue failed', errorFields(err));
 }
 
-export function openClickQueue(hot: HotStore): LmdbDb<ClickValue, ClickKey> {
-  return hot.db<ClickValue, ClickKey>(CLICK_QUEUE_DB);
+export function openClickQueue(hot: HotStore): LmdbDb<ClickBatch, ClickKey> {
+  return hot.db<ClickBatch, ClickKey>(CLICK_QUEUE_DB);
 }
 
 export class ClickQueue {
-  readonly db: LmdbDb<ClickValue, ClickKey>;
+  readonly db: LmdbDb<ClickBatch, ClickKey>;
   private seq = 0;
+  private pending: ClickBatch = [];
+  private firstMs = 0;
   private lastWrite: Promise<boolean> | undefined;
+  private readonly flushSoon: () => void;
 
   constructor(hot: HotStore, private readonly nodeId: number) {
     this.db = openClickQueue(hot);
+    this.flushSoon = () => this.flush();
   }
 
   /** Appends a click; never waits. */
   push(code: string, atMs: number, referrer: string, bot: boolean): void {
-    const p = this.db.put([atMs, this.nodeId, ++this.seq], [code, referrer, bot ? 1 : 0]);
+    const p = this.pending;
+    if (p.length === 0) {
+      this.firstMs = atMs;
+      setImmediate(this.flushSoon);
+    }
+    p.push(code, atMs, referrer, bot ? 1 : 0);
+    if (p.length >= MAX_BATCH_CLICKS * 4) this.flush();
+  }
+
+  /** Writes the clicks pushed so far as one queue entry (un-awaited). */
+  flush(): void {
+    const batch = this.pending;
+    if (batch.length === 0) return;
+    this.pending = [];
+    const w = this.db.put([this.firstMs, this.nodeId, ++this.seq], batch);
     // lmdb-js hands every write of one batch the same promise; one handler per batch is enough.
-    if (p !== this.lastWrite) {
-      this.lastWrite = p;
-      p.catch(onClickWriteError);
+    if (w !== this.lastWrite) {
+      this.lastWrite = w;
+      w.catch(onClickWriteError);
     }
   }
 }
 
 export interface QueueState {
+  /** Queue entries (one per event-loop turn of an HTTP thread that served redirects). */
   depth: number;
   /** Seconds since the oldest queued click; 0 when empty. */
   lagSeconds: number;
 }
 
-export function clickQueueState(db: LmdbDb<ClickValue, ClickKey>, nowMs = Date.now()): QueueState {
+export function clickQueueState(db: LmdbDb<ClickBatch, ClickKey>, nowMs = Date.now()): QueueState {
   const depth = (db.getStats() as { entryCount: number }).entryCount;
   let lagSeconds = 0;
   for (const key of db.getKeys({ limit: 1 })) lagSeconds = Math.max(0, (nowMs - (key as ClickKey)[0]) / 1000);
@@ -55,28 +80,30 @@ export function clickQueueState(db: LmdbDb<ClickValue, ClickKey>, nowMs = Date.n
 }
 
 /**
- * Moves up to `maxBatches` batches from the queue into the aggregates. Each batch is committed to
- * SQLite first and removed from the queue second: a crash in between counts that batch twice
- * rather than losing it (at least once).
+ * Moves up to `maxBatches` batches of about `batchClicks` clicks from the queue into the
+ * aggregates. Each batch is committed to SQLite first and removed from the queue second: a crash
+ * in between counts that batch twice rather than losing it (at least once). Returns the clicks moved.
  */
-export function drainClicks(db: LmdbDb<ClickValue, ClickKey>, store: LinkStore, batchSize = 5000, maxBatches = 40): number {
+export function drainClicks(db: LmdbDb<ClickBatch, ClickKey>, store: LinkStore, batchClicks = 20_000, maxBatches = 20): number {
   let drained = 0;
   for (let b = 0; b < maxBatches; b++) {
     db.resetReadTxn();
     const keys: ClickKey[] = [];
     const events: ClickEvent[] = [];
-    for (const { key, value } of db.getRange({ limit: batchSize })) {
-      const k = key as ClickKey;
-      keys.push(k);
-      events.push({ code: value[0], atMs: k[0], referrer: value[1], bot: value[2] === 1 });
+    for (const { key, value } of db.getRange({})) {
+      keys.push(key as ClickKey);
+      for (let i = 0; i + 3 < value.length; i += 4) {
+        events.push({ code: value[i] as string, atMs: value[i + 1] as number, referrer: value[i + 2] as string, bot: value[i + 3] === 1 });
+      }
+      if (events.length >= batchClicks) break;
     }
     if (keys.length === 0) break;
     store.addClicks(aggregateClicks(events));
     db.transactionSync(() => {
       for (const k of keys) db.removeSync(k);
     });
-    drained += keys.length;
-    if (keys.length < batchSize) break;
+    drained += events.length;
+    if (events.length < batchClicks) break;
   }
   return drained;
 }

@@ -52,6 +52,8 @@ export class LinkService {
 
   close(): void {
     this.invalidation.close();
+    // Clicks of the current event-loop turn; the store's close waits for the write.
+    this.clicks.flush();
   }
 
   private shortUrl(code: string): string {

@@ -44,13 +44,16 @@ t.test('the click queue drains exactly once into the aggregates', async (t) => {
   const before = store.processedEvents();
   for (let i = 0; i < 1234; i++) q.push('abcdefg', now, i % 2 ? 'ref.example' : '', i % 10 === 0);
   q.push('gone123', now, '', false);
+  q.flush();
+  for (let i = 0; i < 5000; i++) q.push('abcdefg', now, '', false);
+  q.flush();
   await q.db.committed;
-  t.equal(clickQueueState(q.db).depth, 1235);
-  t.equal(drainClicks(q.db, store, 500, 10), 1235);
+  t.equal(clickQueueState(q.db).depth, 3, 'one entry per flush, at most 4096 clicks each');
+  t.equal(drainClicks(q.db, store, 500, 10), 6235);
   t.same(clickQueueState(q.db), { depth: 0, lagSeconds: 0 });
-  t.equal(store.processedEvents() - before, 1235);
+  t.equal(store.processedEvents() - before, 6235);
   const daily = store.dailyCounts('abcdefg');
-  t.same(daily.map((d) => [d.clicks, d.bots]), [[1234 - 124, 124]]);
+  t.same(daily.map((d) => [d.clicks, d.bots]), [[6234 - 124, 124]]);
   t.equal(drainClicks(q.db, store), 0, 'nothing twice');
 });
 
