@@ -27,7 +27,7 @@ export const linksBackground: BackgroundModule = {
           if (pool.size() < c.config.links.pool_low_water) await c.runTask({ task: 'links.refillPool' });
         },
       },
-      { name: 'links.drainClicks', everyMs: 500, flushOnStop: true, run: (c) => c.runTask({ task: 'links.drainClicks' }).then(() => undefined) },
+      { name: 'links.drainClicks', everyMs: 2000, flushOnStop: true, run: (c) => c.runTask({ task: 'links.drainClicks' }).then(() => undefined) },
       { name: 'links.detectAnomalies', everyMs: 1000, run: (c) => c.runTask({ task: 'links.detectAnomalies' }).then(() => undefined) },
       { name: 'links.sweepExpired', everyMs: 30_000, run: (c) => c.runTask({ task: 'links.sweepExpired' }).then(() => undefined) },
     ];

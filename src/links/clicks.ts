@@ -80,11 +80,12 @@ export function clickQueueState(db: LmdbDb<ClickBatch, ClickKey>, nowMs = Date.n
 }
 
 /**
- * Moves up to `maxBatches` batches of about `batchClicks` clicks from the queue into the
- * aggregates. Each batch is committed to SQLite first and removed from the queue second: a crash
+ * Moves the queue into the aggregates, in batches of about `batchClicks` clicks (up to
+ * `maxBatches`; by default until the queue is empty). Large, infrequent batches are what keep the
+ * drain cheap: a batch costs a few SQLite upserts per distinct link in it, whatever its clicks. Each batch is committed to SQLite first and removed from the queue second: a crash
  * in between counts that batch twice rather than losing it (at least once). Returns the clicks moved.
  */
-export function drainClicks(db: LmdbDb<ClickBatch, ClickKey>, store: LinkStore, batchClicks = 20_000, maxBatches = 20): number {
+export function drainClicks(db: LmdbDb<ClickBatch, ClickKey>, store: LinkStore, batchClicks = 100_000, maxBatches = Infinity): number {
   let drained = 0;
   for (let b = 0; b < maxBatches; b++) {
     db.resetReadTxn();
