@@ -54,6 +54,12 @@ export interface Route {
   body?: 'json' | 'raw' | 'none';
   /** Limit of a raw body; JSON bodies are limited to 16 KiB. */
   maxBodyBytes?: number;
+  /**
+   * Headers added to every error answer of this route once the caller is authenticated, including
+   * errors the glue answers itself (415, 413, a body that is not JSON): rate-limited endpoints show
+   * their limiter state on every response. Headers the error already carries win.
+   */
+  errorHeaders?(ctx: Ctx): Record<string, string>;
   handler(ctx: Ctx): Reply | Promise<Reply>;
 }
 
@@ -265,7 +271,7 @@ export class Router {
       }
       this.run(route, res, ctx, state);
     } catch (err) {
-      this.finish(res, state, errorReply(err, ctx.requestId, { route: state.route }), hasBodyHeaders(headers));
+      this.finish(res, state, this.failure(route, ctx, err, state), hasBodyHeaders(headers));
     }
   }
 
@@ -288,7 +294,7 @@ export class Router {
       size += chunk.byteLength;
       if (size > limit) {
         const e = new HttpError('payload_too_large', `The body is limited to ${limit} bytes.`);
-        res.cork(() => this.finish(res, state, { status: e.status, json: e.body() }, true));
+        res.cork(() => this.finish(res, state, this.failure(route, ctx, e, state), true));
         return;
       }
       // uWS reuses the chunk's memory after this callback returns, so copy it.
@@ -307,7 +313,7 @@ export class Router {
           ctx.raw = raw;
         }
       } catch (err) {
-        res.cork(() => this.finish(res, state, errorReply(err, ctx.requestId, { route: state.route })));
+        res.cork(() => this.finish(res, state, this.failure(route, ctx, err, state)));
         return;
       }
       this.run(route, res, ctx, state, true);
@@ -319,7 +325,7 @@ export class Router {
     try {
       result = route.handler(ctx);
     } catch (err) {
-      const reply = errorReply(err, ctx.requestId, { route: state.route });
+      const reply = this.failure(route, ctx, err, state);
       if (needsCork) res.cork(() => this.finish(res, state, reply));
       else this.finish(res, state, reply);
       return;
@@ -341,10 +347,25 @@ export class Router {
         if (!state.aborted) res.cork(() => this.finish(res, state, reply));
       },
       (err) => {
-        const reply = errorReply(err, ctx.requestId, { route: state.route });
+        const reply = this.failure(route, ctx, err, state);
         if (!state.aborted) res.cork(() => this.finish(res, state, reply));
       },
     );
+  }
+
+  /** The error answer of a route, with the route's errorHeaders for an authenticated caller. */
+  private failure(route: Route, ctx: Ctx, err: unknown, state: InFlight): Reply {
+    const reply = errorReply(err, ctx.requestId, { route: state.route });
+    if (route.errorHeaders && ctx.principal) {
+      let extra: Record<string, string> = {};
+      try {
+        extra = route.errorHeaders(ctx);
+      } catch {
+        // Decoration only: an error answer never fails because of it.
+      }
+      reply.headers = { ...extra, ...reply.headers };
+    }
+    return reply;
   }
 
   private finish(res: HttpResponse, state: InFlight, reply: Reply, closeConnection = false): void {

@@ -26,7 +26,7 @@ export function buildRoutes(services: Services, system: SystemHooks): Route[] {
     },
     ...accountRoutes(services.accounts),
     ...services.social.routes(),
-    ...linkRoutes(services.links),
+    ...linkRoutes(services.links, services.limits),
   ];
 }
 

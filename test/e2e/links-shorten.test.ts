@@ -110,6 +110,9 @@ t.test('bodies that are not JSON', async (t) => {
   t.equal(broken.status, 400);
   const notObject = await server.request('POST', '/api/shorten', { key: alice.key, body: '["https://example.com"]', headers: { 'content-type': 'application/json' } });
   t.equal(notObject.status, 400);
+  const tooLarge = await server.request('POST', '/api/shorten', { key: alice.key, json: { url: 'https://example.com/' + 'a'.repeat(17_000) } });
+  t.equal(tooLarge.status, 413);
+  for (const r of [wrongType, broken, notObject, tooLarge]) t.ok(hasLimitHeaders(r), `limiter headers on the ${r.status}`);
 });
 
 t.test('URLs with non-ASCII characters are stored percent-encoded', async (t) => {

@@ -8,6 +8,8 @@ import { LinkStore } from '../../src/links/store';
 import { CodePool } from '../../src/links/code-pool';
 import { ClickQueue, clickQueueState, drainClicks } from '../../src/links/clicks';
 import { RedirectCache } from '../../src/links/cache';
+import { sweepExpiredLinks } from '../../src/links/tasks';
+import { loadConfig } from '../../src/config';
 
 const dir = tempDataDir('perch-links-');
 const sqlite = openSqlite(dir);
@@ -70,4 +72,24 @@ t.test('the redirect cache: miss → SQLite, TTL as safety net, dropShared', asy
   cache.forget('cache01');
   cache.dropShared('cache01');
   t.same(cache.lookup('cache01', now + 1001), ['https://newer.example', now + 5000, now + 1001]);
+});
+
+t.test('the expiry sweep retires expired links and drops them from the shared cache', async (t) => {
+  const now = Date.now();
+  store.insert({ code: 'sweep01', id: '201', ownerId: '1', url: 'https://a.example', domain: 'a.example', createdMs: now - 5000, expiresMs: now - 1000 });
+  store.insert({ code: 'sweep02', id: '202', ownerId: '1', url: 'https://b.example', domain: 'b.example', createdMs: now - 5000, expiresMs: now + 60_000 });
+  const cache = new RedirectCache(hot, store, 60_000);
+  cache.lookup('sweep01', now);
+  cache.lookup('sweep02', now);
+  await cache.db.committed;
+  const ctx = { config: loadConfig({ env: {} }), dataDir: dir, sqlite, hot };
+  const r = sweepExpiredLinks(ctx);
+  t.equal(r.retired, 1);
+  t.ok(store.byCode('sweep01')!.retired_at, 'retired');
+  t.equal(store.byCode('sweep02')!.retired_at, null, 'not yet expired');
+  hot.root.resetReadTxn();
+  t.equal(cache.db.get('sweep01'), undefined, 'dropped from the shared cache');
+  t.ok(cache.db.get('sweep02'));
+  t.same(store.target('sweep01'), { url: 'https://a.example', expires_ms: now - 1000 }, 'still answers 410 from SQLite');
+  t.equal(sweepExpiredLinks(ctx).retired, 0, 'idempotent');
 });
