@@ -9,13 +9,8 @@ import { LinkStore } from './store';
 import { MINUTE_MS } from '../core/clicks';
 
 const stores = new WeakMap<object, LinkStore>();
-/**
- * The LinkStore of a pool thread, after starting a fresh LMDB read snapshot: piscina hands a busy
- * worker its next task without returning to the event loop, so lmdb-js never gets to renew its
- * read transaction between tasks and a task would otherwise see the queue as it was long ago.
- */
+/** The LinkStore of a pool thread. */
 function storeOf(ctx: TaskContext): LinkStore {
-  ctx.hot.root.resetReadTxn();
   let s = stores.get(ctx.sqlite);
   if (!s) stores.set(ctx.sqlite, (s = new LinkStore(ctx.sqlite)));
   return s;

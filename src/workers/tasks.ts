@@ -33,5 +33,10 @@ function context(): TaskContext {
 export default async function runTask(request: TaskRequest): Promise<unknown> {
   const handler = TASKS[request.task];
   if (!handler) throw new Error(`unknown task ${String(request.task)}`);
-  return handler(context(), request.payload as never);
+  const c = context();
+  // piscina hands a busy worker its next task without returning to the event loop, so lmdb-js
+  // never renews its read snapshot between tasks: without a reset, a task would read LMDB as it
+  // was many tasks ago (and a read-modify-write outside a write transaction would undo others).
+  c.hot.root.resetReadTxn();
+  return handler(c, request.payload as never);
 }
