@@ -32,7 +32,13 @@ export function encodeTimeline(floor: bigint, ids: bigint[]): Buffer {
  * is already present, or one at or below `floor`, changes nothing, so replays are harmless.
  */
 export function addToTimeline(current: Buffer | undefined | null, add: bigint[], cap: number): Buffer {
-  const sortedAdd = [...add].sort(compareBigint);
+  const sortedAdd = add.length === 1 ? add : [...add].sort(compareBigint);
+  if (current && current.length >= HEADER && sortedAdd.length > 0) {
+    // The common case of fan-out: every added id is newer than the window's newest (or its floor
+    // when empty), so the run is extended by copying bytes, without decoding it.
+    const newest = current.length > HEADER ? current.readBigUInt64BE(current.length - 8) : current.readBigUInt64BE(0);
+    if (sortedAdd[0] > newest) return appendAscending(current, sortedAdd, cap);
+  }
   let floor: bigint;
   let ids: bigint[];
   if (current && current.length >= HEADER) {
@@ -60,26 +66,47 @@ export function addToTimeline(current: Buffer | undefined | null, add: bigint[],
   return encodeTimeline(floor, merged);
 }
 
+/**
+ * Appends ids (ascending, all newer than every id of `current`, duplicates allowed) to a window,
+ * keeping at most `cap` ids: the oldest are dropped and `floor` rises to the newest dropped one.
+ */
+function appendAscending(current: Buffer, ascending: bigint[], cap: number): Buffer {
+  let add = ascending;
+  for (let k = 1; k < add.length; k++) {
+    if (add[k] === add[k - 1]) {
+      add = add.filter((v, x) => x === 0 || v !== add[x - 1]);
+      break;
+    }
+  }
+  const n = (current.length - HEADER) >> 3;
+  const total = n + add.length;
+  if (total <= cap) {
+    const out = Buffer.allocUnsafe(current.length + add.length * 8);
+    current.copy(out, 0);
+    for (let k = 0; k < add.length; k++) out.writeBigUInt64BE(add[k], current.length + k * 8);
+    return out;
+  }
+  const drop = total - cap;
+  const out = Buffer.allocUnsafe(HEADER + cap * 8);
+  let at = HEADER;
+  if (drop <= n) {
+    // Drop the `drop` oldest ids of the window; the newest of them becomes the floor.
+    current.copy(out, 0, HEADER + (drop - 1) * 8, HEADER + drop * 8);
+    at += current.copy(out, HEADER, HEADER + drop * 8);
+    for (let k = 0; k < add.length; k++, at += 8) out.writeBigUInt64BE(add[k], at);
+  } else {
+    // The whole window and some of the added ids are dropped.
+    const skip = drop - n;
+    out.writeBigUInt64BE(add[skip - 1], 0);
+    for (let k = skip; k < add.length; k++, at += 8) out.writeBigUInt64BE(add[k], at);
+  }
+  return out;
+}
+
 /** The fast path of fan-out: appends one id that is newer than every id present. */
 export function appendNewest(current: Buffer | undefined | null, id: bigint, cap: number): Buffer {
   if (!current || current.length < HEADER) return encodeTimeline(id - 1n, [id]);
-  const n = (current.length - HEADER) >> 3;
-  const last = n > 0 ? current.readBigUInt64BE(current.length - 8) : current.readBigUInt64BE(0);
-  if (id <= last) return addToTimeline(current, [id], cap);
-  if (n < cap) {
-    const out = Buffer.allocUnsafe(current.length + 8);
-    current.copy(out, 0);
-    out.writeBigUInt64BE(id, current.length);
-    return out;
-  }
-  // Full: drop the oldest (raising floor to it) and append.
-  const keep = cap - 1;
-  const out = Buffer.allocUnsafe(HEADER + cap * 8);
-  const dropEnd = HEADER + (n - keep) * 8;
-  out.writeBigUInt64BE(current.readBigUInt64BE(dropEnd - 8), 0);
-  current.copy(out, HEADER, dropEnd);
-  out.writeBigUInt64BE(id, HEADER + keep * 8);
-  return out;
+  return addToTimeline(current, [id], cap);
 }
 
 /** Ids of the window strictly below `before`, newest first, at most `max`. */

@@ -5,7 +5,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { TaskContext } from '../workers/tasks';
 import type { Sqlite } from '../store/sqlite';
-import { addToTimeline, appendNewest } from '../core/timeline-merge';
+import { addToTimeline } from '../core/timeline-merge';
 import { homeTimelines } from './home-timelines';
 
 export interface FanoutRange {
@@ -21,8 +21,9 @@ export interface FanoutResult {
 }
 
 interface FanoutStatements {
-  postEvents: Statement;
-  post: Statement;
+  /** The live posts created by a range of events, with their author's follower count. */
+  posts: Statement;
+  /** Followers of an author and the id their follow was minted at, below a bound. */
   followers: Statement;
   markPulled: Statement;
 }
@@ -35,11 +36,15 @@ function prepared(db: Sqlite): FanoutStatements {
   let s = statements.get(db);
   if (!s) {
     s = {
-      postEvents: db.prepare("SELECT post_id FROM events WHERE seq > ? AND seq <= ? AND type = 'post_created' ORDER BY seq"),
-      post: db.prepare(
-        'SELECT p.author_id, p.deleted_at, u.followers_count FROM posts p JOIN users u ON u.id = p.author_id WHERE p.id = ?',
-      ),
-      followers: db.prepare('SELECT follower_id FROM follows WHERE followee_id = ? AND since_id < ?').pluck(),
+      posts: db
+        .prepare(
+          `SELECT p.id, p.author_id, u.followers_count FROM events e
+           JOIN posts p ON p.id = CAST(e.post_id AS INTEGER) JOIN users u ON u.id = p.author_id
+           WHERE e.seq > ? AND e.seq <= ? AND e.type = 'post_created' AND p.deleted_at IS NULL ORDER BY e.seq`,
+        )
+        .raw()
+        .safeIntegers(true),
+      followers: db.prepare('SELECT follower_id, since_id FROM follows WHERE followee_id = ? AND since_id < ?').raw().safeIntegers(true),
       markPulled: db.prepare('INSERT OR IGNORE INTO pull_authors (author_id, marked_at) VALUES (?, ?)'),
     };
     statements.set(db, s);
@@ -56,30 +61,38 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
     if (list) list.push(id);
     else targets.set(userId, [id]);
   };
-  const postIds = s.postEvents.pluck().all(range.after, range.upTo) as string[];
+  // One query for the batch's posts, then one follower query per author (not per post).
+  const byAuthor = new Map<string, bigint[]>();
   let posts = 0;
-  for (const postId of postIds) {
-    const id = BigInt(postId);
-    const post = s.post.get(id) as { author_id: string; deleted_at: string | null; followers_count: number } | undefined;
-    if (!post || post.deleted_at !== null) continue;
+  for (const [id, authorId, followersCount] of s.posts.all(range.after, range.upTo) as Array<[bigint, string, bigint]>) {
     posts++;
-    push(post.author_id, id);
-    if (post.followers_count > celebrityAbove) {
-      if (!markedPulled.has(post.author_id)) {
-        s.markPulled.run(post.author_id, new Date().toISOString());
-        markedPulled.add(post.author_id);
+    push(authorId, id);
+    if (followersCount > celebrityAbove) {
+      if (!markedPulled.has(authorId)) {
+        s.markPulled.run(authorId, new Date().toISOString());
+        markedPulled.add(authorId);
       }
       continue;
     }
-    for (const follower of s.followers.iterate(post.author_id, id) as IterableIterator<string>) push(follower, id);
+    const list = byAuthor.get(authorId);
+    if (list) list.push(id);
+    else byAuthor.set(authorId, [id]);
+  }
+  for (const [authorId, ids] of byAuthor) {
+    let newest = ids[0];
+    for (const id of ids) if (id > newest) newest = id;
+    for (const [follower, since] of s.followers.all(authorId, newest) as Array<[string, bigint]>) {
+      // Only posts made after the follow (a follow does not backfill).
+      for (const id of ids) if (id > since) push(follower, id);
+    }
   }
   if (targets.size === 0) return { posts, timelines: 0 };
   const db = homeTimelines(ctx.hot);
   let last: Promise<boolean> | undefined;
   for (const [userId, ids] of targets) {
-    const current = db.getBinary(userId);
-    const next = ids.length === 1 ? appendNewest(current, ids[0], cap) : addToTimeline(current, ids, cap);
-    last = db.put(userId, next);
+    // getBinary (a copy), not getBinaryFast: shutdown was seen to hang in LMDB's writer with the
+    // fast read here while this thread had an asynchronous write batch open.
+    last = db.put(userId, addToTimeline(db.getBinary(userId), ids, cap));
   }
   await last;
   return { posts, timelines: targets.size };

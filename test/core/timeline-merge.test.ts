@@ -40,3 +40,37 @@ t.test('mergeNewestFirst merges sorted lists without duplicates', async (t) => {
   t.same(mergeNewestFirst([[9n, 5n, 1n], [8n, 5n, 2n]], 3), [9n, 8n, 5n]);
   t.same(mergeNewestFirst([], 3), []);
 });
+
+t.test('adding matches a plain sorted merge, on the append fast path and off it', async (t) => {
+  // Reference: merge, drop ids at or below floor and duplicates, keep the newest `cap`.
+  const reference = (floor: bigint, ids: bigint[], add: bigint[], cap: number) => {
+    const all = [...new Set([...ids, ...add])].filter((v) => v > floor).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    if (all.length <= cap) return { floor, ids: all };
+    return { floor: all[all.length - cap - 1], ids: all.slice(all.length - cap) };
+  };
+  let seed = 7;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  for (let round = 0; round < 500; round++) {
+    const cap = 1 + rand(12);
+    const floor = BigInt(rand(50));
+    const ids: bigint[] = [];
+    for (let v = floor + 1n, k = rand(cap + 1); k > 0; k--, v += BigInt(1 + rand(5))) ids.push(v);
+    const top = ids.length > 0 ? ids[ids.length - 1] : floor;
+    // Half the rounds add only newer ids (the fast path), the rest anything, duplicates included.
+    const add: bigint[] = [];
+    for (let k = 1 + rand(2 * cap); k > 0; k--) add.push(round % 2 === 0 ? top + 1n + BigInt(rand(20)) : BigInt(rand(80)));
+    const got = decodeTimeline(addToTimeline(encodeTimeline(floor, ids), add, cap));
+    t.same(got, reference(floor, ids, add, cap), `cap ${cap} floor ${floor} ids ${ids.join(',')} add ${add.join(',')}`);
+  }
+  t.end();
+});
+
+t.test('appending to a full window drops the oldest ids, and added ones when many', async (t) => {
+  const full = encodeTimeline(0n, [1n, 2n, 3n]);
+  t.same(decodeTimeline(addToTimeline(full, [5n, 4n], 3)), { floor: 2n, ids: [3n, 4n, 5n] });
+  t.same(decodeTimeline(addToTimeline(full, [9n, 8n, 7n, 6n, 6n], 3)), { floor: 6n, ids: [7n, 8n, 9n] });
+  t.same(decodeTimeline(addToTimeline(encodeTimeline(4n, []), [6n, 5n], 3)), { floor: 4n, ids: [5n, 6n] });
+});
