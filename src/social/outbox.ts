@@ -38,8 +38,22 @@ export class OutboxCursor {
     return (this.maxStmt.get() as number | undefined) ?? 0;
   }
 
+  /**
+   * Records that every event up to `seq` was processed. This write is committed without its own
+   * sync (synchronous=NORMAL for this one statement): losing it to a power cut only makes the
+   * consumer process a few events again, which its handlers tolerate, and the next synced commit
+   * of any connection makes it durable anyway (the WAL is synced as a whole). A synced commit
+   * here would cost an fsync per batch, competing with the request path's group commits.
+   */
   advance(seq: number): void {
-    this.advanceStmt.run(this.consumer, seq, new Date().toISOString());
+    const db = this.advanceStmt.database;
+    const mode = db.pragma('synchronous', { simple: true }) as number;
+    db.pragma('synchronous = NORMAL');
+    try {
+      this.advanceStmt.run(this.consumer, seq, new Date().toISOString());
+    } finally {
+      db.pragma(`synchronous = ${mode}`);
+    }
   }
 
   /** Events not yet processed, and the age in seconds of the oldest of them. */
