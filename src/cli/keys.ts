@@ -2,6 +2,7 @@
 import { hashApiKey, newApiKey, newKeyId } from '../core/api-key';
 import { isValidHandle } from '../core/handle';
 import { AccountStore } from '../accounts/store';
+import { announceKeyRevocation } from '../accounts/key-cache';
 import { migrate, openSqlite } from '../store/sqlite';
 import { openHotStore } from '../store/lmdb';
 import { leaseNodeId } from '../store/node-lease';
@@ -74,11 +75,18 @@ export function keysListCommand(opts: ListOptions): void {
   }
 }
 
-export function keysRevokeCommand(keyId: string, opts: CommonOptions): void {
+export async function keysRevokeCommand(keyId: string, opts: CommonOptions): Promise<void> {
   const { db, accounts } = openAccounts(opts);
   try {
     if (!accounts.revokeKey(keyId, new Date().toISOString())) {
       throw new Error(`no active key with id ${keyId}`);
+    }
+    // Servers cache authenticated keys; this makes every one of them forget its cache now.
+    const hot = openHotStore(dataDirOf(opts));
+    try {
+      announceKeyRevocation(hot);
+    } finally {
+      await hot.close();
     }
     process.stdout.write(`revoked ${keyId}\n`);
   } finally {

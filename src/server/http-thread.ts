@@ -3,6 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { us_listen_socket } from 'uWebSockets.js';
 import { setLogLevel, log, errorFields } from '../log';
 import { hashApiKey } from '../core/api-key';
+import { PrincipalCache, revocationVersion } from '../accounts/key-cache';
 import { createThreadMetrics } from '../http/metrics';
 import { Router, inFlight } from '../http/router';
 import { loadNativeUws } from '../http/uws';
@@ -30,8 +31,9 @@ function fetchAggregatedMetrics(): Promise<string> {
   });
 }
 
+const principals = new PrincipalCache((hash) => services.accounts.principalForKeyHash(hash), revocationVersion(services.hot));
 const router = new Router({
-  authenticate: (key) => services.accounts.principalForKeyHash(hashApiKey(key)),
+  authenticate: (key) => principals.get(hashApiKey(key)),
   observe: metrics.observe,
   threadIndex: data.threadIndex,
 });
