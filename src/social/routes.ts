@@ -112,8 +112,10 @@ export function socialRoutes(social: SocialService, timeline: HomeTimelineReader
         const userId = ctx.principal!.userId;
         const kind = `timeline:${userId}`;
         const page = pageRequest(ctx, kind);
-        const result = timeline.read(userId, page.before, page.limit);
-        return { status: 200, json: pageReply(kind, result.items, result.next) };
+        // Written as text from fragments each thread serialised once (same JSON as pageReply).
+        const result = timeline.readJson(userId, page.before, page.limit);
+        const cursor = pageReply(kind, [], result.next).next_cursor;
+        return { status: 200, body: `{"items":${result.itemsJson},"next_cursor":${JSON.stringify(cursor)}}`, contentType: 'application/json' };
       },
     },
   ];

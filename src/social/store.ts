@@ -92,6 +92,10 @@ export class SocialStore {
         `SELECT u.id, u.handle, u.created_at, u.followers_count, u.following_count, CAST(f.since_id AS TEXT) AS since
          FROM follows f JOIN users u ON u.id = f.followee_id WHERE f.follower_id = ? AND f.since_id < ? ORDER BY f.since_id DESC LIMIT ?`,
       ),
+      changeToken: db.prepare('SELECT (SELECT data_version FROM pragma_data_version()), total_changes()').raw(),
+      liveCounts: db
+        .prepare('SELECT CAST(id AS TEXT), like_count, reply_count FROM posts WHERE id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL')
+        .raw(),
       hydrate: q(
         `SELECT ${POST_COLUMNS}, u.handle FROM posts p JOIN users u ON u.id = p.author_id
          WHERE p.id IN (SELECT value FROM json_each(?)) AND p.deleted_at IS NULL`,
@@ -186,6 +190,22 @@ export class SocialStore {
 
   followingPage(userId: string, before: bigint, limit: number): UserListRow[] {
     return this.s.followingPage.all(userId, before, limit) as UserListRow[];
+  }
+
+  /**
+   * A value that differs from the previous call's whenever the database may have changed in
+   * between: data_version moves with every commit of another connection (any thread or process),
+   * total_changes with every row this connection wrote. Equal values mean nothing was committed.
+   */
+  changeToken(): string {
+    const [version, changes] = this.s.changeToken.get() as [number, number];
+    return version + ':' + changes;
+  }
+
+  /** [id, like_count, reply_count] of the live posts among these ids, in one query (any order). */
+  liveCounts(ids: bigint[]): Array<[string, number, number]> {
+    if (ids.length === 0) return [];
+    return this.s.liveCounts.all('[' + ids.join(',') + ']') as Array<[string, number, number]>;
   }
 
   /** Live posts with these ids, with their author's handle, in one query (any order). */

@@ -10,6 +10,32 @@ import { homeTimelines, readWindow, type HomeTimelineDb } from './home-timelines
 import type { SocialStore, TimelineRow } from './store';
 import type { Page } from './service';
 
+/**
+ * The parts of a timeline item that never change once the post exists (posts are not edited and
+ * handles are not renamed), serialised once per HTTP thread: `head` is the JSON of the item up to
+ * `created_at`, `tail` its `author` object. Counts and liveness are read fresh on every request.
+ */
+interface PostParts {
+  item: Omit<TimelineItem, 'like_count' | 'reply_count'>;
+  head: string;
+  tail: string;
+}
+
+/** A visible item of a page: its fixed parts and its current counts. */
+interface Visible {
+  parts: PostParts;
+  likes: number;
+  replies: number;
+}
+
+/** Per-thread caches are emptied when they grow beyond this many entries. */
+const CACHE_MAX = 50_000;
+
+interface Followees {
+  byAuthor: Map<string, Followee>;
+  celebrities: string[];
+}
+
 export interface TimelineItem {
   id: string;
   text: string;
@@ -41,19 +67,55 @@ export class HomeTimelineReader {
     this.db = homeTimelines(hot);
   }
 
+  private readonly parts = new Map<string, PostParts>();
+  /**
+   * What SQLite said, kept only while SQLite is unchanged: each read first compares the store's
+   * change token with the one these were read under and drops them all when it moved, so they
+   * are never staler than a fresh query (a like, a delete, a follow anywhere empties them).
+   */
+  private epoch = '';
+  private readonly counts = new Map<string, [number, number] | null>();
+  private readonly followees = new Map<string, Followees>();
+
   read(userId: string, before: bigint, limit: number): Page<TimelineItem> {
-    const celebrityAbove = this.config.social.celebrity_followers;
-    const followees = new Map<string, Followee>();
-    const celebrities: string[] = [];
-    for (const f of this.store.followees(userId)) {
-      const celebrity = f.followers_count > celebrityAbove || f.pulled === 1;
-      followees.set(f.id, { since: BigInt(f.since), celebrity });
-      if (celebrity) celebrities.push(f.id);
+    const page = this.visible(userId, before, limit);
+    const items = page.items.map(({ parts: { item }, likes, replies }) => ({
+      id: item.id,
+      text: item.text,
+      author_id: item.author_id,
+      media_ids: [...item.media_ids],
+      reply_to: item.reply_to,
+      created_at: item.created_at,
+      like_count: likes,
+      reply_count: replies,
+      author: { ...item.author },
+    }));
+    return { items, next: page.next };
+  }
+
+  /** The page as the JSON text of its `items` array, built from per-thread cached fragments. */
+  readJson(userId: string, before: bigint, limit: number): { itemsJson: string; next: bigint | null } {
+    const page = this.visible(userId, before, limit);
+    let itemsJson = '[';
+    for (let i = 0; i < page.items.length; i++) {
+      const v = page.items[i];
+      if (i > 0) itemsJson += ',';
+      itemsJson += v.parts.head + ',"like_count":' + v.likes + ',"reply_count":' + v.replies + v.parts.tail;
     }
-    followees.set(userId, { since: 0n, celebrity: false });
+    return { itemsJson: itemsJson + ']', next: page.next };
+  }
+
+  private visible(userId: string, before: bigint, limit: number): Page<Visible> {
+    const token = this.store.changeToken();
+    if (token !== this.epoch) {
+      this.epoch = token;
+      this.counts.clear();
+      this.followees.clear();
+    }
+    const { byAuthor: followees, celebrities } = this.followeesOf(userId);
 
     const want = limit + 1;
-    const out: TimelineItem[] = [];
+    const out: Visible[] = [];
     let upper = before;
     const window = readWindow(this.db, userId);
 
@@ -81,31 +143,75 @@ export class HomeTimelineReader {
       this.collect(mergeNewestFirst(lists, need), followees, out, want);
     }
     const items = out.slice(0, limit);
-    return { items, next: out.length > limit ? BigInt(items[items.length - 1].id) : null };
+    return { items, next: out.length > limit ? BigInt(items[items.length - 1].parts.item.id) : null };
   }
 
-  /** Hydrates ids (newest first) in one query and appends the visible ones to `out`. */
-  private collect(ids: bigint[], followees: Map<string, Followee>, out: TimelineItem[], want: number): void {
+  private followeesOf(userId: string): Followees {
+    const cached = this.followees.get(userId);
+    if (cached) return cached;
+    const celebrityAbove = this.config.social.celebrity_followers;
+    const byAuthor = new Map<string, Followee>();
+    const celebrities: string[] = [];
+    for (const f of this.store.followees(userId)) {
+      const celebrity = f.followers_count > celebrityAbove || f.pulled === 1;
+      byAuthor.set(f.id, { since: BigInt(f.since), celebrity });
+      if (celebrity) celebrities.push(f.id);
+    }
+    byAuthor.set(userId, { since: 0n, celebrity: false });
+    if (this.followees.size >= CACHE_MAX) this.followees.clear();
+    const result = { byAuthor, celebrities };
+    this.followees.set(userId, result);
+    return result;
+  }
+
+  /**
+   * Hydrates ids (newest first) and appends the visible ones to `out`: one query for the current
+   * counts of the live posts among them (a deleted post has no row), and one for the fixed parts
+   * of those this thread has not serialised yet.
+   */
+  private collect(ids: bigint[], followees: Map<string, Followee>, out: Visible[], want: number): void {
     if (ids.length === 0) return;
-    const byId = new Map<string, TimelineRow>();
-    for (const row of this.store.hydrate(ids)) byId.set(row.id, row);
+    const unknown: bigint[] = [];
+    for (const id of ids) if (!this.counts.has(id.toString())) unknown.push(id);
+    if (unknown.length > 0) {
+      if (this.counts.size + unknown.length > CACHE_MAX) this.counts.clear();
+      for (const id of unknown) this.counts.set(id.toString(), null);
+      const missing: bigint[] = [];
+      for (const [id, likes, replies] of this.store.liveCounts(unknown)) {
+        this.counts.set(id, [likes, replies]);
+        if (!this.parts.has(id)) missing.push(BigInt(id));
+      }
+      if (missing.length > 0) {
+        if (this.parts.size + missing.length > CACHE_MAX) this.parts.clear();
+        for (const row of this.store.hydrate(missing)) this.parts.set(row.id, partsOf(row));
+      }
+    }
     for (const id of ids) {
       if (out.length >= want) return;
-      const row = byId.get(id.toString());
-      if (!row) continue; // deleted
-      const f = followees.get(row.author_id);
+      const key = id.toString();
+      const counts = this.counts.get(key);
+      if (!counts) continue; // deleted
+      const parts = this.parts.get(key);
+      if (!parts) continue; // deleted between the two queries
+      const f = followees.get(parts.item.author_id);
       if (!f || id <= f.since) continue; // unfollowed, or posted before the follow
-      out.push({
-        id: row.id,
-        text: row.text,
-        author_id: row.author_id,
-        media_ids: JSON.parse(row.media_ids) as string[],
-        reply_to: row.reply_to,
-        created_at: row.created_at,
-        like_count: row.like_count,
-        reply_count: row.reply_count,
-        author: { id: row.author_id, handle: row.handle },
-      });
+      out.push({ parts, likes: counts[0], replies: counts[1] });
     }
   }
+}
+
+function partsOf(row: TimelineRow): PostParts {
+  const item = {
+    id: row.id,
+    text: row.text,
+    author_id: row.author_id,
+    media_ids: JSON.parse(row.media_ids) as string[],
+    reply_to: row.reply_to,
+    created_at: row.created_at,
+    author: { id: row.author_id, handle: row.handle },
+  };
+  const head =
+    '{"id":' + JSON.stringify(item.id) + ',"text":' + JSON.stringify(item.text) + ',"author_id":' + JSON.stringify(item.author_id) +
+    ',"media_ids":' + JSON.stringify(item.media_ids) + ',"reply_to":' + JSON.stringify(item.reply_to) + ',"created_at":' + JSON.stringify(item.created_at);
+  return { item, head, tail: ',"author":' + JSON.stringify(item.author) + '}' };
 }
