@@ -100,6 +100,20 @@ async function load(opts: LoadOptions): Promise<{ rps: number; p99: number; non2
   return { rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
 }
 
+/**
+ * Same settings for both sides: each gets a 1 s warm-up (JIT, caches, connections), then the
+ * baseline is measured before and after perch and averaged, so that a change in the machine's
+ * load during the run (2 shared cores) moves both sides of the ratio alike.
+ */
+async function compare(bareOpts: LoadOptions, perchOpts: LoadOptions): Promise<{ baseline: { rps: number; runs: number[] }; perch: Awaited<ReturnType<typeof load>> }> {
+  await load({ ...bareOpts, duration: 1 });
+  await load({ ...perchOpts, duration: 1 });
+  const before = await load(bareOpts);
+  const perch = await load(perchOpts);
+  const after = await load(bareOpts);
+  return { baseline: { rps: (before.rps + after.rps) / 2, runs: [before.rps, after.rps] }, perch };
+}
+
 async function postsBench(): Promise<Record<string, unknown>> {
   const { dir, db } = freshDataDir();
   const authors = seedUsers(db, 'author', 50, true);
@@ -126,13 +140,13 @@ async function postsBench(): Promise<Record<string, unknown>> {
     },
   });
   try {
-    await load({ url: bare.url + '/api/posts', method: 'POST', headers, body, duration: 1 });
-    const baseline = await load({ url: bare.url + '/api/posts', method: 'POST', headers, body });
-    const perch = await load(perchOpts(server.url));
+    const bareOpts: LoadOptions = { url: bare.url + '/api/posts', method: 'POST', headers, body };
+    const { baseline, perch } = await compare(bareOpts, perchOpts(server.url));
     const posts = (await server.cli(['status', '--json'])).stdout;
     return {
       scenario: 'posts',
       baseline_rps: Math.round(baseline.rps),
+      baseline_runs_rps: baseline.runs.map(Math.round),
       perch_rps: Math.round(perch.rps),
       ratio: Number((perch.rps / baseline.rps).toFixed(3)),
       perch_p99_ms: perch.p99,
@@ -167,17 +181,19 @@ async function timelineBench(): Promise<Record<string, unknown>> {
     const bytes = Buffer.byteLength(sample.text);
     bare = await startBare(['constant', String(bytes)]);
     let i = 0;
-    await load({ url: bare.url + '/api/timeline?limit=50', duration: 1 });
-    const baseline = await load({ url: bare.url + '/api/timeline?limit=50' });
-    const perch = await load({
-      url: server.url + '/api/timeline?limit=50',
-      setupClient: (client) => client.setHeaders({ authorization: `Bearer ${readers[i++ % readers.length].key}` }),
-    });
+    const { baseline, perch } = await compare(
+      { url: bare.url + '/api/timeline?limit=50' },
+      {
+        url: server.url + '/api/timeline?limit=50',
+        setupClient: (client) => client.setHeaders({ authorization: `Bearer ${readers[i++ % readers.length].key}` }),
+      },
+    );
     return {
       scenario: 'timeline',
       response_bytes: bytes,
       items: sample.json.items.length,
       baseline_rps: Math.round(baseline.rps),
+      baseline_runs_rps: baseline.runs.map(Math.round),
       perch_rps: Math.round(perch.rps),
       ratio: Number((perch.rps / baseline.rps).toFixed(3)),
       perch_p99_ms: perch.p99,
