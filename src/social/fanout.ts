@@ -54,6 +54,7 @@ function prepared(db: Sqlite): FanoutStatements {
 
 export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<FanoutResult> {
   const s = prepared(ctx.sqlite);
+  const db = homeTimelines(ctx.hot);
   const { celebrity_followers: celebrityAbove, timeline_cap: cap } = ctx.config.social;
   const targets = new Map<string, bigint[]>();
   const push = (userId: string, id: bigint) => {
@@ -87,7 +88,6 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
     }
   }
   if (targets.size === 0) return { posts, timelines: 0 };
-  const db = homeTimelines(ctx.hot);
   let last: Promise<boolean> | undefined;
   for (const [userId, ids] of targets) {
     // getBinary (a copy), not getBinaryFast: shutdown was seen to hang in LMDB's writer with the

@@ -76,9 +76,18 @@ function fanoutCursor(db: Sqlite): OutboxCursor {
   return c;
 }
 
+const warmed = new WeakSet<Sqlite>();
+
 /** Hands every pending batch of events to the fan-out task, in order. */
 export async function dispatchFanout(ctx: BackgroundContext): Promise<void> {
   const cursor = fanoutCursor(ctx.sqlite);
+  if (!warmed.has(ctx.sqlite)) {
+    // An empty range, once: a pool thread loads the task, opens its stores and prepares its
+    // statements now rather than while the first post waits for its fan-out (hundreds of ms).
+    warmed.add(ctx.sqlite);
+    const at = cursor.last();
+    await ctx.runTask({ task: 'social.fanout', payload: { after: at, upTo: at } satisfies FanoutRange });
+  }
   for (;;) {
     const last = cursor.last();
     const newest = cursor.newest();
