@@ -33,8 +33,7 @@ export function mediaRoutes(social: SocialService, files: MediaFiles, newId: () 
         const id = newId();
         const owner = ctx.principal!.userId;
         files.write(id, bytes);
-        const now = new Date().toISOString();
-        await social.writes.run(() => social.store.insertMedia(id, owner, declared, bytes.length, now));
+        await social.insertMedia(id, owner, declared, bytes.length);
         return { status: 201, json: { id, content_type: declared, size: bytes.length, url: `/media/${id}` } };
       },
     },

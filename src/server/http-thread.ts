@@ -18,7 +18,7 @@ const send = (m: ToSupervisor) => port.postMessage(m);
 setLogLevel(data.config.log.level);
 const uws = loadNativeUws();
 const metrics = createThreadMetrics();
-const services = openServices(data.config, data.dataDir, { rejected: metrics.rateLimitRejected });
+const services = openServices(data.config, data.dataDir, data.writerPort, { rejected: metrics.rateLimitRejected });
 
 // GET /metrics is answered from the supervisor, which sums every thread's registry.
 let metricsRequestId = 0;

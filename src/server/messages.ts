@@ -1,5 +1,6 @@
 // Messages between the supervisor and its HTTP threads.
 import type { Config } from '../config';
+import type { MessagePort } from 'node:worker_threads';
 import type { MetricsJson } from '../http/metrics';
 
 export interface ThreadData {
@@ -7,7 +8,21 @@ export interface ThreadData {
   dataDir: string;
   port: number;
   threadIndex: number;
+  /** This thread's channel to the writer thread (transferred). */
+  writerPort: MessagePort;
 }
+
+export interface WriterData {
+  dataDir: string;
+  logLevel: Config['log']['level'];
+  /** One channel per HTTP thread (transferred). */
+  ports: MessagePort[];
+  /** Two float64s the writer keeps current: commits, writes committed. */
+  stats: SharedArrayBuffer;
+}
+
+export type ToWriter = { type: 'stop' };
+export type FromWriter = { type: 'ready' } | { type: 'stopped' };
 
 export type ToSupervisor =
   | { type: 'ready'; nodeId: number }

@@ -8,6 +8,8 @@ import { RateLimits, type RateLimitHooks } from '../ratelimit/policies';
 import { SharedLimiter } from '../ratelimit/shared';
 import { openSocial, type Social } from '../social';
 import { LinkService } from '../links/service';
+import { WriterClient } from '../social/group-commit';
+import type { MessagePort } from 'node:worker_threads';
 
 export interface Services {
   config: Config;
@@ -29,12 +31,13 @@ export interface ServiceHooks extends RateLimitHooks {}
 
 const NO_HOOKS: ServiceHooks = { rejected: () => {} };
 
-export function openServices(config: Config, dataDir: string, hooks: ServiceHooks = NO_HOOKS): Services {
+export function openServices(config: Config, dataDir: string, writerPort: MessagePort, hooks: ServiceHooks = NO_HOOKS): Services {
   const sqlite = openSqlite(dataDir);
   const hot = openHotStore(dataDir);
   const lease = leaseNodeId(hot);
   const accounts = new AccountStore(sqlite);
   const limits = new RateLimits(config, new SharedLimiter(hot), hooks, config.server.threads);
+  const writes = new WriterClient(writerPort);
   const links = new LinkService({ config, sqlite, hot, limits, newId: () => lease.ids.next(), nodeId: lease.nodeId });
   return {
     config,
@@ -45,10 +48,11 @@ export function openServices(config: Config, dataDir: string, hooks: ServiceHook
     newId: () => lease.ids.next(),
     accounts,
     limits,
-    social: openSocial(config, dataDir, sqlite, hot, accounts, () => lease.ids.next()),
+    social: openSocial(config, dataDir, sqlite, hot, accounts, () => lease.ids.next(), writes),
     links,
     trustedProxies: new Set(config.server.trusted_proxies),
     async close() {
+      writes.close();
       limits.redirect.close();
       links.close();
       lease.release();

@@ -4,7 +4,7 @@
 import { mkdirSync, accessSync, constants, writeFileSync, unlinkSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { Registry, Gauge } from 'prom-client';
 import type { Config } from '../config';
 import { log, errorFields, setLogLevel } from '../log';
@@ -15,7 +15,7 @@ import { openHotStore, type HotStore } from '../store/lmdb';
 import { leaseNodeId, liveLeases } from '../store/node-lease';
 import { createPool, startBackground, type BackgroundContext, type RunningBackground } from './background';
 import { BACKGROUND_MODULES } from './modules';
-import type { ThreadData, ToSupervisor, ToThread } from './messages';
+import type { FromWriter, ThreadData, ToSupervisor, ToThread, ToWriter, WriterData } from './messages';
 
 /** A reason not to start, told to the operator as one line. */
 export class StartupError extends Error {}
@@ -114,6 +114,24 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   for (const m of BACKGROUND_MODULES) m.gauges?.(supervisorRegistry, bgContext);
 
+  const writerStats = new Float64Array(new SharedArrayBuffer(16));
+  new Gauge({
+    name: 'perch_group_commits',
+    help: 'Group transactions committed by the writer thread since start.',
+    registers: [supervisorRegistry],
+    collect() {
+      this.set(writerStats[0]);
+    },
+  });
+  new Gauge({
+    name: 'perch_group_commit_writes',
+    help: 'Writes committed by the writer thread since start (divide by perch_group_commits for the mean batch).',
+    registers: [supervisorRegistry],
+    collect() {
+      this.set(writerStats[1]);
+    },
+  });
+
   const threads: ThreadHandle[] = [];
   let shuttingDown = false;
   let collectId = 0;
@@ -135,9 +153,46 @@ export async function serve(opts: ServeOptions): Promise<void> {
     return aggregateMetrics(parts);
   }
 
+  // The writer thread runs every durable write of the request path (social/group-commit.ts); each
+  // HTTP thread gets one end of its own channel to it.
+  const writerPorts: MessagePort[] = [];
+  let writer: { worker: Worker; exited: Promise<void> } | undefined;
+
+  function startWriter(): Promise<void> {
+    const threadEnds: MessagePort[] = [];
+    for (let i = 0; i < config.server.threads; i++) {
+      const { port1, port2 } = new MessageChannel();
+      writerPorts.push(port1);
+      threadEnds.push(port2);
+    }
+    const workerData: WriterData = { dataDir, logLevel: config.log.level, ports: threadEnds, stats: writerStats.buffer as SharedArrayBuffer };
+    const worker = new Worker(join(__dirname, 'writer-thread.js'), { workerData, transferList: threadEnds });
+    let resolveExit!: () => void;
+    writer = { worker, exited: new Promise((r) => (resolveExit = r)) };
+    return new Promise((ready, fail) => {
+      worker.on('message', (m: FromWriter) => {
+        if (m.type === 'ready') ready();
+      });
+      worker.on('error', (err) => {
+        log.error('writer thread crashed', errorFields(err));
+        fail(new StartupError(`writer thread failed: ${err.message}`));
+      });
+      worker.on('exit', (code) => {
+        resolveExit();
+        fail(new StartupError(`writer thread exited with code ${code}`));
+        if (!shuttingDown) {
+          // HTTP threads answer 503 to every write meanwhile (their channels closed); restart all.
+          log.error('writer thread exited unexpectedly; shutting down', { code });
+          void shutdown(1);
+        }
+      });
+    });
+  }
+
   function startThread(index: number): Promise<ThreadHandle> {
-    const workerData: ThreadData = { config, dataDir, port, threadIndex: index };
-    const worker = new Worker(join(__dirname, 'http-thread.js'), { workerData });
+    const writerPort = writerPorts[index];
+    const workerData: ThreadData = { config, dataDir, port, threadIndex: index, writerPort };
+    const worker = new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList: [writerPort] });
     let resolveExit!: () => void;
     const handle: ThreadHandle = { worker, index, stopped: false, exited: new Promise((r) => (resolveExit = r)) };
     return new Promise((ready, fail) => {
@@ -205,6 +260,12 @@ export async function serve(opts: ServeOptions): Promise<void> {
     force.unref();
     for (const t of threads) t.worker.postMessage({ type: 'stop' } satisfies ToThread);
     await Promise.all(threads.map((t) => t.exited));
+    // Every request is answered, so the writer has nothing more coming: it commits what it
+    // holds and closes its connection before the rest closes.
+    if (writer) {
+      writer.worker.postMessage({ type: 'stop' } satisfies ToWriter);
+      await writer.exited;
+    }
     try {
       // HTTP threads are gone, so nothing new is queued: flush the queues, then close.
       await background?.stop();
@@ -223,6 +284,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   process.on('SIGINT', () => void shutdown(0));
 
   try {
+    await startWriter();
     for (let i = 0; i < config.server.threads; i++) threads.push(await startThread(i));
   } catch (err) {
     process.stderr.write(`perch: ${(err as Error).message}\n`);

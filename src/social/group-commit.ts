@@ -1,32 +1,54 @@
-// Group commit: durable writes requested during one event-loop turn of a thread run in a single
-// SQLite transaction, so one sync to disk acknowledges all of them. Each write runs in its own
-// savepoint, so one that fails (a validation error found inside the transaction) rolls back alone
-// and is answered with its error while the others commit. Nothing is answered before the commit.
+// Group commit on one writer thread. HTTP threads send their durable writes as named operations
+// (writes.ts) to the writer, one message per event-loop turn carrying all of that turn's writes.
+// The writer takes everything that has arrived, runs it in a single SQLite transaction with one
+// savepoint per write, and commits with one sync to disk; only then does it answer each thread.
+// A write that fails (a check made inside the transaction) rolls back alone and is answered with
+// its error while the others commit. While the writer syncs, new messages queue up, so batches
+// grow with load and the HTTP threads never wait on the disk themselves.
+import type { MessagePort } from 'node:worker_threads';
 import type { Transaction } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
+import { HttpError, unavailable, type ErrorCode } from '../http/errors';
+import type { WriteArgs, WriteOpName, WriteResults } from './writes';
 
-interface Pending {
-  op: () => unknown;
-  resolve(value: unknown): void;
-  reject(err: unknown): void;
+/** HTTP thread → writer: flat triples of request number, operation name, arguments. */
+export type WriteRequest = unknown[];
+/** Writer → HTTP thread: flat triples of request number, 1 (ok) or 0 (failed), result or error. */
+export type WriteReply = unknown[];
+
+/** An error as it crosses threads; an HttpError keeps everything needed to answer with it. */
+export type WireError =
+  | { http: true; code: ErrorCode; message: string; extra: Record<string, unknown>; headers: Record<string, string> }
+  | { http: false; message: string; name: string };
+
+export function toWire(err: unknown): WireError {
+  if (err instanceof HttpError) return { http: true, code: err.code, message: err.message, extra: err.extra, headers: err.headers };
+  const e = err instanceof Error ? err : new Error(String(err));
+  return { http: false, message: e.message, name: e.name };
 }
 
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+export function fromWire(w: WireError): Error {
+  if (w.http) return new HttpError(w.code, w.message, w.extra, w.headers);
+  const e = new Error(w.message);
+  e.name = w.name;
+  return e;
+}
 
+export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** The writer's side: runs a batch of operations in one synced transaction, a savepoint each. */
 export class GroupCommit {
-  private queue: Pending[] = [];
-  private scheduled = false;
-  private readonly batch: Transaction<(ops: Pending[], out: Outcome[]) => void>;
-  private readonly savepoint: (op: () => unknown) => unknown;
+  private readonly batch: Transaction<(ops: Array<[WriteOpName, unknown]>, out: Outcome[]) => void>;
+  private readonly savepoint: (name: WriteOpName, args: unknown) => unknown;
   /** Transactions committed and writes they carried, for metrics and benchmarks. */
   readonly stats = { commits: 0, writes: 0 };
 
-  constructor(db: Sqlite) {
-    this.savepoint = db.transaction((op: () => unknown) => op());
-    this.batch = db.transaction((ops: Pending[], out: Outcome[]) => {
-      for (const p of ops) {
+  constructor(db: Sqlite, exec: (name: WriteOpName, args: unknown) => unknown) {
+    this.savepoint = db.transaction(exec);
+    this.batch = db.transaction((ops: Array<[WriteOpName, unknown]>, out: Outcome[]) => {
+      for (const [name, args] of ops) {
         try {
-          out.push({ ok: true, value: this.savepoint(p.op) });
+          out.push({ ok: true, value: this.savepoint(name, args) });
         } catch (error) {
           out.push({ ok: false, error });
         }
@@ -34,34 +56,94 @@ export class GroupCommit {
     });
   }
 
-  /** Runs `op` inside the next group transaction; resolves after that transaction is committed. */
-  run<T>(op: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ op, resolve: resolve as (v: unknown) => void, reject });
+  /** One outcome per operation, in order; none is final before the commit returns. */
+  commit(ops: Array<[WriteOpName, unknown]>): Outcome[] {
+    const out: Outcome[] = [];
+    try {
+      this.batch.immediate(ops, out);
+    } catch (error) {
+      // The transaction as a whole failed (busy, disk full, I/O error): nothing of it committed.
+      return ops.map(() => ({ ok: false, error }));
+    }
+    this.stats.commits++;
+    this.stats.writes += ops.length;
+    return out;
+  }
+}
+
+interface Waiting {
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+}
+
+/** The HTTP thread's side: queues this turn's writes, sends them in one message, awaits replies. */
+export class WriterClient {
+  private seq = 0;
+  private queue: unknown[] = [];
+  private scheduled = false;
+  private closed = false;
+  private readonly waiting = new Map<number, Waiting>();
+
+  constructor(private readonly port: MessagePort) {
+    port.on('message', this.onReply);
+    // The writer's port closes when the writer thread ends, on purpose or not: nothing that is
+    // still waiting will ever be answered.
+    port.on('close', () => this.fail());
+    // Replies are only awaited by requests, which keep the thread alive on their own.
+    port.unref();
+  }
+
+  /** Runs a named write in the writer's next group transaction; resolves after its commit. */
+  run<K extends WriteOpName>(op: K, args: WriteArgs[K]): Promise<WriteResults[K]> {
+    if (this.closed) return Promise.reject(writerGone());
+    const n = ++this.seq;
+    return new Promise<WriteResults[K]>((resolve, reject) => {
+      this.waiting.set(n, { resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push(n, op, args);
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(this.flush);
+        setImmediate(this.send);
       }
     });
   }
 
-  private readonly flush = (): void => {
+  /** Writes sent and not yet answered. */
+  get pending(): number {
+    return this.waiting.size;
+  }
+
+  close(): void {
+    this.port.close();
+    this.fail();
+  }
+
+  private readonly send = (): void => {
     this.scheduled = false;
-    const ops = this.queue;
+    const batch = this.queue;
     this.queue = [];
-    const out: Outcome[] = [];
-    try {
-      this.batch.immediate(ops, out);
-    } catch (err) {
-      for (const p of ops) p.reject(err);
-      return;
-    }
-    this.stats.commits++;
-    this.stats.writes += ops.length;
-    for (let i = 0; i < ops.length; i++) {
-      const o = out[i];
-      if (o.ok) ops[i].resolve(o.value);
-      else ops[i].reject(o.error);
+    if (this.closed) return;
+    this.port.postMessage(batch satisfies WriteRequest);
+  };
+
+  private readonly onReply = (reply: WriteReply): void => {
+    for (let i = 0; i < reply.length; i += 3) {
+      const w = this.waiting.get(reply[i] as number);
+      if (!w) continue;
+      this.waiting.delete(reply[i] as number);
+      if (reply[i + 1] === 1) w.resolve(reply[i + 2]);
+      else w.reject(fromWire(reply[i + 2] as WireError));
     }
   };
+
+  private fail(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const err = writerGone();
+    for (const w of this.waiting.values()) w.reject(err);
+    this.waiting.clear();
+  }
+}
+
+function writerGone(): HttpError {
+  return unavailable(1, 'The database writer is not running; try again shortly.');
 }

@@ -8,6 +8,7 @@ import type { HotStore } from '../store/lmdb';
 import { MediaFiles } from '../media/store';
 import { mediaRoutes } from '../media/routes';
 import { SocialService } from './service';
+import type { WriterClient } from './group-commit';
 import { SocialStore } from './store';
 import { HomeTimelineReader } from './timeline';
 import { socialRoutes } from './routes';
@@ -19,9 +20,9 @@ export interface Social {
   routes(): Route[];
 }
 
-export function openSocial(config: Config, dataDir: string, sqlite: Sqlite, hot: HotStore, accounts: AccountStore, newId: () => string): Social {
+export function openSocial(config: Config, dataDir: string, sqlite: Sqlite, hot: HotStore, accounts: AccountStore, newId: () => string, writes: WriterClient): Social {
   const store = new SocialStore(sqlite);
-  const service = new SocialService(store, accounts, newId);
+  const service = new SocialService(store, accounts, newId, writes);
   const timeline = new HomeTimelineReader(store, hot, config);
   const media = new MediaFiles(dataDir);
   return {

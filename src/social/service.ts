@@ -1,22 +1,16 @@
 // The microblog's write and read operations (posts, likes, follows, lists), independent of HTTP.
-// Every write goes through the thread's group commit: it is answered only after the transaction
-// that holds it, and the outbox event it causes, has been synced to disk.
+// Every write is sent to the writer thread as a named operation (writes.ts): it is answered only
+// after the group transaction that holds it, and the outbox event it causes, has been synced.
 import type { AccountStore, User } from '../accounts/store';
 import { publicUser } from '../accounts/store';
-import { forbidden, invalidField, notFound } from '../http/errors';
+import { invalidField, notFound } from '../http/errors';
 import { isIdString } from '../core/snowflake';
 import { normalizePostText } from '../core/post-text';
-import { GroupCommit } from './group-commit';
+import type { WriterClient } from './group-commit';
+import type { Post } from './writes';
 import { SocialStore, type PostRow, type UserListRow } from './store';
 
-export interface Post {
-  id: string;
-  text: string;
-  author_id: string;
-  media_ids: string[];
-  reply_to: string | null;
-  created_at: string;
-}
+export type { Post } from './writes';
 
 export interface PostWithCounts extends Post {
   like_count: number;
@@ -58,15 +52,16 @@ export function postIdOf(ref: string): bigint | null {
 
 export class SocialService {
   readonly store: SocialStore;
-  readonly writes: GroupCommit;
+  readonly writes: WriterClient;
 
   constructor(
     store: SocialStore,
     private readonly accounts: AccountStore,
     private readonly newId: () => string,
+    writes: WriterClient,
   ) {
     this.store = store;
-    this.writes = new GroupCommit(store.db);
+    this.writes = writes;
   }
 
   /** Validates and durably stores a post; resolves after the commit that holds it. */
@@ -77,32 +72,20 @@ export class SocialService {
     for (let i = 0; i < mediaIds.length; i++) {
       if (mediaIds.indexOf(mediaIds[i]) !== i) throw invalidField(`media_ids.${i}`, 'the same media id is listed twice');
     }
-    let replyTo: bigint | null = null;
+    let replyTo: string | null = null;
     if (input.reply_to !== undefined && input.reply_to !== null) {
-      replyTo = postIdOf(input.reply_to);
-      if (replyTo === null) throw invalidField('reply_to', 'no such post');
+      const parent = postIdOf(input.reply_to);
+      if (parent === null) throw invalidField('reply_to', 'no such post');
+      replyTo = parent.toString();
     }
-    const text = checked.text;
-    return this.writes.run(() => {
-      for (let i = 0; i < mediaIds.length; i++) {
-        if (this.store.mediaOwner(mediaIds[i]) !== authorId) throw invalidField(`media_ids.${i}`, 'no such media uploaded by you');
-      }
-      let parentAuthor: string | null = null;
-      if (replyTo !== null) {
-        const parent = this.store.postAuthor(replyTo);
-        if (!parent || parent.deleted_at !== null) throw invalidField('reply_to', 'no such post');
-        parentAuthor = parent.author_id;
-      }
-      const id = this.newId();
-      const createdAt = new Date().toISOString();
-      const post: Post = { id, text, author_id: authorId, media_ids: mediaIds, reply_to: replyTo === null ? null : replyTo.toString(), created_at: createdAt };
-      this.store.insertPost(BigInt(id), authorId, text, mediaIds, replyTo, createdAt);
-      this.store.event('post_created', authorId, null, id, { reply_to: post.reply_to }, createdAt);
-      if (replyTo !== null) {
-        this.store.addReplyCount(replyTo, 1);
-        this.store.event('reply', authorId, parentAuthor, post.reply_to, { reply_id: id }, createdAt);
-      }
-      return post;
+    // Media ownership and the parent's existence are checked by the writer, inside the transaction.
+    return this.writes.run('createPost', {
+      id: this.newId(),
+      authorId,
+      text: checked.text,
+      mediaIds,
+      replyTo,
+      createdAt: new Date().toISOString(),
     });
   }
 
@@ -116,36 +99,19 @@ export class SocialService {
   deletePost(userId: string, ref: string): Promise<void> {
     const id = postIdOf(ref);
     if (id === null) throw notFound('No such post.');
-    return this.writes.run(() => {
-      const row = this.store.postAuthor(id);
-      if (!row || row.deleted_at !== null) throw notFound('No such post.');
-      if (row.author_id !== userId) throw forbidden('Only the author can delete a post.');
-      const now = new Date().toISOString();
-      this.store.softDelete(id, now);
-      if (row.reply_to !== null) this.store.addReplyCount(BigInt(row.reply_to), -1);
-      this.store.event('post_deleted', userId, null, ref, { reply_to: row.reply_to }, now);
-    });
+    return this.writes.run('deletePost', { userId, postId: id.toString(), now: new Date().toISOString() });
   }
 
   like(userId: string, ref: string): Promise<void> {
     const id = postIdOf(ref);
     if (id === null) throw notFound('No such post.');
-    return this.writes.run(() => {
-      const row = this.store.postAuthor(id);
-      if (!row || row.deleted_at !== null) throw notFound('No such post.');
-      const now = new Date().toISOString();
-      if (this.store.like(id, userId, now)) this.store.event('like', userId, row.author_id, ref, {}, now);
-    });
+    return this.writes.run('like', { userId, postId: id.toString(), now: new Date().toISOString() });
   }
 
   unlike(userId: string, ref: string): Promise<void> {
     const id = postIdOf(ref);
     if (id === null) throw notFound('No such post.');
-    return this.writes.run(() => {
-      const row = this.store.postAuthor(id);
-      if (!row || row.deleted_at !== null) throw notFound('No such post.');
-      if (this.store.unlike(id, userId)) this.store.event('unlike', userId, row.author_id, ref, {}, new Date().toISOString());
-    });
+    return this.writes.run('unlike', { userId, postId: id.toString(), now: new Date().toISOString() });
   }
 
   userOrThrow(ref: string): User {
@@ -157,18 +123,18 @@ export class SocialService {
   follow(followerId: string, ref: string): Promise<void> {
     const target = this.userOrThrow(ref);
     if (target.id === followerId) throw invalidField('id', 'you cannot follow yourself');
-    return this.writes.run(() => {
-      const now = new Date().toISOString();
-      if (this.store.follow(followerId, target.id, BigInt(this.newId()), now)) this.store.event('follow', followerId, target.id, null, {}, now);
-    });
+    return this.writes.run('follow', { followerId, followeeId: target.id, sinceId: this.newId(), now: new Date().toISOString() });
   }
 
   unfollow(followerId: string, ref: string): Promise<void> {
     const target = this.userOrThrow(ref);
     if (target.id === followerId) throw invalidField('id', 'you cannot unfollow yourself');
-    return this.writes.run(() => {
-      if (this.store.unfollow(followerId, target.id)) this.store.event('unfollow', followerId, target.id, null, {}, new Date().toISOString());
-    });
+    return this.writes.run('unfollow', { followerId, followeeId: target.id, now: new Date().toISOString() });
+  }
+
+  /** Records an uploaded file's metadata; resolves after the commit that holds it. */
+  insertMedia(id: string, ownerId: string, contentType: string, size: number): Promise<void> {
+    return this.writes.run('insertMedia', { id, ownerId, contentType, size, now: new Date().toISOString() });
   }
 
   userPosts(userId: string, before: bigint, limit: number): Page<PostWithCounts> {

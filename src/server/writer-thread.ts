@@ -1,0 +1,86 @@
+// Entry point of the writer thread: the one place where the server's request path writes SQLite.
+// Each HTTP thread has a MessagePort to it (created by the supervisor); the writer gathers what
+// all of them sent, commits it as one group (social/group-commit.ts) and answers each thread.
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { setLogLevel, log, errorFields } from '../log';
+import { openSqlite } from '../store/sqlite';
+import { HttpError } from '../http/errors';
+import { SocialStore } from '../social/store';
+import { WRITE_OPS, type WriteOpName } from '../social/writes';
+import { GroupCommit, toWire, type WriteReply, type WriteRequest } from '../social/group-commit';
+import type { ToWriter, WriterData, FromWriter } from './messages';
+
+const data = workerData as WriterData;
+const control = parentPort!;
+setLogLevel(data.logLevel);
+
+const db = openSqlite(data.dataDir);
+const store = new SocialStore(db);
+const exec = (name: WriteOpName, args: unknown): unknown => {
+  const op = WRITE_OPS[name] as ((s: SocialStore, a: unknown) => unknown) | undefined;
+  if (!op) throw new Error(`unknown write operation ${String(name)}`);
+  return op(store, args);
+};
+const group = new GroupCommit(db, exec);
+// [commits, writes], read by the supervisor for /metrics without a message round trip.
+const stats = new Float64Array(data.stats);
+
+let ops: Array<[WriteOpName, unknown]> = [];
+let from: Array<[MessagePort, number]> = [];
+let scheduled = false;
+
+function receive(port: MessagePort, request: WriteRequest): void {
+  for (let i = 0; i < request.length; i += 3) {
+    ops.push([request[i + 1] as WriteOpName, request[i + 2]]);
+    from.push([port, request[i] as number]);
+  }
+  if (!scheduled) {
+    scheduled = true;
+    // After every message already delivered in this turn, from every thread, has been queued.
+    setImmediate(flush);
+  }
+}
+
+function flush(): void {
+  scheduled = false;
+  if (ops.length === 0) return;
+  const batch = ops;
+  const senders = from;
+  ops = [];
+  from = [];
+  const out = group.commit(batch);
+  stats[0] = group.stats.commits;
+  stats[1] = group.stats.writes;
+  const replies = new Map<MessagePort, WriteReply>();
+  for (let i = 0; i < out.length; i++) {
+    const [port, n] = senders[i];
+    let reply = replies.get(port);
+    if (!reply) replies.set(port, (reply = []));
+    const o = out[i];
+    if (o.ok) reply.push(n, 1, o.value);
+    else {
+      if (!(o.error instanceof HttpError)) log.error('write failed', { op: batch[i][0], ...errorFields(o.error) });
+      reply.push(n, 0, toWire(o.error));
+    }
+  }
+  for (const [port, reply] of replies) port.postMessage(reply);
+}
+
+for (const port of data.ports) port.on('message', (m: WriteRequest) => receive(port, m));
+
+control.on('message', (m: ToWriter) => {
+  if (m.type !== 'stop') return;
+  // The HTTP threads are gone: commit whatever they sent last, then close.
+  flush();
+  for (const port of data.ports) port.close();
+  try {
+    db.close();
+  } catch (err) {
+    log.error('closing the writer database failed', errorFields(err));
+  }
+  log.debug('writer stopped', { commits: group.stats.commits, writes: group.stats.writes });
+  control.postMessage({ type: 'stopped' } satisfies FromWriter);
+  control.close();
+});
+
+control.postMessage({ type: 'ready' } satisfies FromWriter);

@@ -1,0 +1,121 @@
+// The writer thread's group commit: failure isolation inside one batch, errors that keep their
+// HTTP shape across threads, and requests that end with 503 rather than hang when the writer dies.
+import t from 'tap';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import { tempDataDir } from '../helpers/server';
+import { migrate, openSqlite } from '../../src/store/sqlite';
+import { SocialStore } from '../../src/social/store';
+import { WRITE_OPS, type WriteOpName } from '../../src/social/writes';
+import { GroupCommit, WriterClient } from '../../src/social/group-commit';
+import { HttpError } from '../../src/http/errors';
+import type { WriterData } from '../../src/server/messages';
+
+const dir = tempDataDir('perch-writer-');
+const db = openSqlite(dir);
+migrate(db);
+const USER = '1001';
+db.prepare("INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, 'w', 'w', '2026-01-01T00:00:00.000Z')").run(USER);
+const store = new SocialStore(db);
+const exec = (name: WriteOpName, args: unknown) => (WRITE_OPS[name] as (s: SocialStore, a: unknown) => unknown)(store, args);
+t.teardown(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const now = '2026-01-02T00:00:00.000Z';
+const post = (id: string, replyTo: string | null = null) => ({ id, authorId: USER, text: 'hi ' + id, mediaIds: [] as string[], replyTo, createdAt: now });
+const count = (sql: string) => (db.prepare(sql).pluck().get() as number) ?? 0;
+
+t.test('one failing write in a batch rolls back alone; the others commit with their events', async (t) => {
+  const group = new GroupCommit(db, exec);
+  const out = group.commit([
+    ['createPost', post('5001')],
+    ['createPost', post('5002', '999999')], // reply to a post that does not exist
+    ['createPost', post('5003', '5001')], // reply to a post created earlier in the same batch
+    ['createPost', { ...post('5004'), mediaIds: ['42'] }], // media not owned by the author
+    ['insertMedia', { id: '7001', ownerId: USER, contentType: 'image/png', size: 3, now }],
+    ['insertMedia', { id: '7001', ownerId: USER, contentType: 'image/png', size: 3, now }], // duplicate id: constraint error
+  ]);
+  t.same(
+    out.map((o) => o.ok),
+    [true, false, true, false, true, false],
+  );
+  const bad = out[1] as { ok: false; error: unknown };
+  t.ok(bad.error instanceof HttpError);
+  t.equal((bad.error as HttpError).status, 400);
+  t.same((bad.error as HttpError).body().details, [{ path: 'reply_to', message: 'no such post' }]);
+  t.match((out[5] as { ok: false; error: Error }).error.message, /UNIQUE/);
+  t.same((out[0] as { value: unknown }).value, { id: '5001', text: 'hi 5001', author_id: USER, media_ids: [], reply_to: null, created_at: now });
+  t.equal(count("SELECT COUNT(*) FROM posts WHERE id IN (5001, 5003)"), 2);
+  t.equal(count("SELECT COUNT(*) FROM posts WHERE id IN (5002, 5004)"), 0);
+  t.equal(count("SELECT reply_count FROM posts WHERE id = 5001"), 1);
+  t.equal(count("SELECT COUNT(*) FROM events WHERE type = 'post_created'"), 2);
+  t.equal(count("SELECT COUNT(*) FROM events WHERE type = 'reply'"), 1);
+  t.equal(count("SELECT COUNT(*) FROM media WHERE id = '7001'"), 1);
+  t.same(group.stats, { commits: 1, writes: 6 });
+});
+
+t.test('a real writer thread answers each write with its own outcome, HttpErrors intact', async (t) => {
+  const { port1, port2 } = new MessageChannel();
+  const stats = new SharedArrayBuffer(16);
+  const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats };
+  const worker = new Worker(join(__dirname, '../../src/server/writer-thread.js'), { workerData, transferList: [port2] });
+  await new Promise<void>((resolve) => worker.once('message', () => resolve()));
+  const client = new WriterClient(port1);
+
+  // Sent in one turn, so committed in one group.
+  const results = await Promise.allSettled([
+    client.run('createPost', post('6001')),
+    client.run('deletePost', { userId: '2002', postId: '5001', now }), // not the author
+    client.run('like', { userId: USER, postId: '6001', now }), // the post of this very batch
+    client.run('createPost', post('6002', '424242')),
+  ]);
+  t.same(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled', 'rejected'],
+  );
+  const forbidden = (results[1] as PromiseRejectedResult).reason;
+  t.ok(forbidden instanceof HttpError, 'rethrown as an HttpError');
+  t.equal(forbidden.status, 403);
+  t.equal(forbidden.code, 'forbidden');
+  t.equal(forbidden.message, 'Only the author can delete a post.');
+  const invalid = (results[3] as PromiseRejectedResult).reason as HttpError;
+  t.equal(invalid.status, 400);
+  t.same(invalid.body(), { error: 'invalid_request', message: 'reply_to: no such post', details: [{ path: 'reply_to', message: 'no such post' }] });
+  t.equal(count('SELECT like_count FROM posts WHERE id = 6001'), 1);
+  t.equal(new Float64Array(stats)[0], 1, 'one group commit');
+  t.equal(new Float64Array(stats)[1], 4);
+
+  // The writer dies: what is waiting and what comes later is answered 503, nothing hangs.
+  const outcome = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
+  const waiting = outcome(client.run('createPost', post('6003')));
+  await worker.terminate();
+  const after = outcome(client.run('createPost', post('6004')));
+  const late = await waiting;
+  // The waiting write may have committed before the writer died; if not, it is a 503.
+  if (late !== null) t.match(late, { status: 503, code: 'unavailable' });
+  const err = await after;
+  t.ok(err instanceof HttpError);
+  t.match(err, { status: 503, code: 'unavailable' });
+});
+
+t.test('a writer whose channel closes rejects every waiting write with 503', async (t) => {
+  const { port1, port2 } = new MessageChannel();
+  const client = new WriterClient(port1);
+  // (A timer keeps the test alive: the client does not hold the event loop open on its own.)
+  const keepAlive = setInterval(() => {}, 1000);
+  t.teardown(() => clearInterval(keepAlive));
+  const got = new Promise<unknown[]>((resolve) => port2.on('message', resolve));
+  const a = client.run('like', { userId: USER, postId: '1', now });
+  const b = client.run('unlike', { userId: USER, postId: '1', now });
+  const sent = await got;
+  t.equal(sent.length, 6, 'both writes in one message');
+  t.equal(client.pending, 2);
+  port2.close(); // never answered
+  await t.rejects(a, { status: 503, code: 'unavailable' });
+  await t.rejects(b, { status: 503, code: 'unavailable' });
+  t.equal(client.pending, 0);
+  await t.rejects(client.run('like', { userId: USER, postId: '1', now }), { status: 503, code: 'unavailable' });
+});
