@@ -143,6 +143,10 @@ async function postsBench(): Promise<Record<string, unknown>> {
     const bareOpts: LoadOptions = { url: bare.url + '/api/posts', method: 'POST', headers, body };
     const { baseline, perch } = await compare(bareOpts, perchOpts(server.url));
     const posts = (await server.cli(['status', '--json'])).stdout;
+    // The writer thread's group commits over the warm-up and the measured run together.
+    const metrics = (await server.get('/metrics')).text;
+    const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+    const commits = gauge('perch_group_commits');
     return {
       scenario: 'posts',
       baseline_rps: Math.round(baseline.rps),
@@ -153,6 +157,8 @@ async function postsBench(): Promise<Record<string, unknown>> {
       perch_non2xx: perch.non2xx,
       perch_errors: perch.errors,
       posts_stored: JSON.parse(posts).social.posts,
+      group_commits: commits,
+      mean_batch: Number((gauge('perch_group_commit_writes') / commits).toFixed(1)),
     };
   } finally {
     bare.proc.kill();
