@@ -8,6 +8,21 @@ import { join } from 'node:path';
 export const ROOT = join(__dirname, '..', '..', '..');
 export const PERCH = join(ROOT, 'bin', 'perch');
 
+// Servers still running when the test process ends (a timed-out test, a crash) are killed with
+// it, so no server outlives its test run.
+const running = new Set<ChildProcess>();
+function killRunning(): void {
+  for (const child of running) child.kill('SIGKILL');
+}
+process.once('exit', killRunning);
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    killRunning();
+    // With no other listener left, re-raise so the signal's default action still ends us.
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  });
+}
+
 export function tempDataDir(prefix = 'perch-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
@@ -144,6 +159,8 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     args.push('--config', file);
   }
   const proc = spawn(process.execPath, args, { env: { ...cleanEnv(), ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(proc);
+  proc.once('exit', () => running.delete(proc));
   const logs: string[] = [];
   return new Promise((resolve, reject) => {
     let buffered = '';
