@@ -5,7 +5,7 @@
 //             the same size;
 //   fanout    one post to 10,000 followers: time from the 201 until the last timeline has it.
 // Load is bounded: each autocannon run lasts `seconds` (default 4), servers listen on 127.0.0.1.
-//   node dist/bench/social.js [posts|timeline|fanout|all] [seconds=4]
+//   node dist/bench/social.js [posts|timeline|fanout|all] [seconds=4] [connections=32]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,6 +39,8 @@ const autocannon = require('autocannon') as (opts: LoadOptions) => Promise<LoadR
 
 const scenario = process.argv[2] ?? 'all';
 const seconds = Number(process.argv[3] ?? 4);
+/** Concurrent connections of the load generator, the same for both sides of every ratio. */
+const connections = Number(process.argv[4] ?? 32);
 const ids = new IdGenerator(1000);
 
 interface Seeded {
@@ -96,7 +98,7 @@ function startBare(args: string[]): Promise<{ proc: ChildProcess; url: string }>
 }
 
 async function load(opts: LoadOptions): Promise<{ rps: number; p99: number; non2xx: number; errors: number }> {
-  const r = await autocannon({ connections: 32, pipelining: 1, duration: seconds, ...opts });
+  const r = await autocannon({ connections, pipelining: 1, duration: seconds, ...opts });
   return { rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
 }
 
