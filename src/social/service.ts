@@ -8,7 +8,7 @@ import { isIdString } from '../core/snowflake';
 import { normalizePostText } from '../core/post-text';
 import type { WriterClient } from './group-commit';
 import type { Post } from './writes';
-import { SocialStore, type PostRow, type UserListRow } from './store';
+import { SocialStore, postFields, type PostRow, type UserListRow } from './store';
 
 export type { Post } from './writes';
 
@@ -33,16 +33,7 @@ export interface Page<T> {
 export const TOP = (1n << 63n) - 1n;
 
 export function postOf(row: PostRow): PostWithCounts {
-  return {
-    id: row.id,
-    text: row.text,
-    author_id: row.author_id,
-    media_ids: JSON.parse(row.media_ids) as string[],
-    reply_to: row.reply_to,
-    created_at: row.created_at,
-    like_count: row.like_count,
-    reply_count: row.reply_count,
-  };
+  return { ...postFields(row), like_count: row.like_count, reply_count: row.reply_count };
 }
 
 /** A path id that is not a well-formed post id names no post. */

@@ -3,6 +3,7 @@
 // 64-bit id does not fit a JavaScript number.
 import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
+import type { Post } from './writes';
 
 export interface PostRow {
   id: string;
@@ -13,6 +14,18 @@ export interface PostRow {
   created_at: string;
   like_count: number;
   reply_count: number;
+}
+
+/** The API fields of a stored post; media ids are stored as a JSON array. */
+export function postFields(row: PostRow): Post {
+  return {
+    id: row.id,
+    text: row.text,
+    author_id: row.author_id,
+    media_ids: JSON.parse(row.media_ids) as string[],
+    reply_to: row.reply_to,
+    created_at: row.created_at,
+  };
 }
 
 export interface TimelineRow extends PostRow {

@@ -7,8 +7,8 @@ import type { Config } from '../config';
 import type { HotStore } from '../store/lmdb';
 import { idsBelow, mergeNewestFirst } from '../core/timeline-merge';
 import { homeTimelines, readWindow, type HomeTimelineDb } from './home-timelines';
-import type { SocialStore, TimelineRow } from './store';
-import type { Page } from './service';
+import { postFields, type SocialStore, type TimelineRow } from './store';
+import type { Page, PostWithCounts } from './service';
 
 /**
  * The parts of a timeline item that never change once the post exists (posts are not edited and
@@ -36,15 +36,7 @@ interface Followees {
   celebrities: string[];
 }
 
-export interface TimelineItem {
-  id: string;
-  text: string;
-  author_id: string;
-  media_ids: string[];
-  reply_to: string | null;
-  created_at: string;
-  like_count: number;
-  reply_count: number;
+export interface TimelineItem extends PostWithCounts {
   author: { id: string; handle: string };
 }
 
@@ -201,15 +193,7 @@ export class HomeTimelineReader {
 }
 
 function partsOf(row: TimelineRow): PostParts {
-  const item = {
-    id: row.id,
-    text: row.text,
-    author_id: row.author_id,
-    media_ids: JSON.parse(row.media_ids) as string[],
-    reply_to: row.reply_to,
-    created_at: row.created_at,
-    author: { id: row.author_id, handle: row.handle },
-  };
+  const item = { ...postFields(row), author: { id: row.author_id, handle: row.handle } };
   const head =
     '{"id":' + JSON.stringify(item.id) + ',"text":' + JSON.stringify(item.text) + ',"author_id":' + JSON.stringify(item.author_id) +
     ',"media_ids":' + JSON.stringify(item.media_ids) + ',"reply_to":' + JSON.stringify(item.reply_to) + ',"created_at":' + JSON.stringify(item.created_at);
