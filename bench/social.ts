@@ -116,6 +116,18 @@ async function compare(bareOpts: LoadOptions, perchOpts: LoadOptions): Promise<{
   return { baseline: { rps: (before.rps + after.rps) / 2, runs: [before.rps, after.rps] }, perch };
 }
 
+/** The figures every comparison reports: both sides' rates and their ratio. */
+function ratioFields(baseline: { rps: number; runs: number[] }, perch: Awaited<ReturnType<typeof load>>): Record<string, number | number[]> {
+  return {
+    baseline_rps: Math.round(baseline.rps),
+    baseline_runs_rps: baseline.runs.map(Math.round),
+    perch_rps: Math.round(perch.rps),
+    ratio: Number((perch.rps / baseline.rps).toFixed(3)),
+    perch_p99_ms: perch.p99,
+    perch_non2xx: perch.non2xx,
+  };
+}
+
 async function postsBench(): Promise<Record<string, unknown>> {
   const { dir, db } = freshDataDir();
   const authors = seedUsers(db, 'author', 50, true);
@@ -151,12 +163,7 @@ async function postsBench(): Promise<Record<string, unknown>> {
     const commits = gauge('perch_group_commits');
     return {
       scenario: 'posts',
-      baseline_rps: Math.round(baseline.rps),
-      baseline_runs_rps: baseline.runs.map(Math.round),
-      perch_rps: Math.round(perch.rps),
-      ratio: Number((perch.rps / baseline.rps).toFixed(3)),
-      perch_p99_ms: perch.p99,
-      perch_non2xx: perch.non2xx,
+      ...ratioFields(baseline, perch),
       perch_errors: perch.errors,
       posts_stored: JSON.parse(posts).social.posts,
       group_commits: commits,
@@ -200,12 +207,7 @@ async function timelineBench(): Promise<Record<string, unknown>> {
       scenario: 'timeline',
       response_bytes: bytes,
       items: sample.json.items.length,
-      baseline_rps: Math.round(baseline.rps),
-      baseline_runs_rps: baseline.runs.map(Math.round),
-      perch_rps: Math.round(perch.rps),
-      ratio: Number((perch.rps / baseline.rps).toFixed(3)),
-      perch_p99_ms: perch.p99,
-      perch_non2xx: perch.non2xx,
+      ...ratioFields(baseline, perch),
     };
   } finally {
     bare?.proc.kill();
