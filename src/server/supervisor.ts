@@ -203,7 +203,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
             ready(handle);
             break;
           case 'listen-failed':
-            shuttingDown = true;
+            // Its end is expected: start-up fails as a whole below.
+            handle.stopped = true;
             void worker.terminate();
             fail(new StartupError(m.message));
             break;
@@ -236,9 +237,10 @@ export async function serve(opts: ServeOptions): Promise<void> {
         fail(new StartupError(`http thread ${index} failed to start: ${err.message}`));
       });
       worker.on('exit', (code) => {
+        const expected = handle.stopped;
         handle.stopped = true;
         resolveExit();
-        if (!shuttingDown) {
+        if (!shuttingDown && !expected) {
           // A thread that dies on its own leaves the server half-serving; fail fast so the
           // service manager restarts the whole appliance cleanly.
           log.error('http thread exited unexpectedly; shutting down', { index, code });
@@ -288,7 +290,6 @@ export async function serve(opts: ServeOptions): Promise<void> {
     for (let i = 0; i < config.server.threads; i++) threads.push(await startThread(i));
   } catch (err) {
     process.stderr.write(`perch: ${(err as Error).message}\n`);
-    shuttingDown = false;
     await shutdown(1);
   }
   background = startBackground(BACKGROUND_MODULES.flatMap((m) => m.jobs(bgContext)), bgContext);
