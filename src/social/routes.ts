@@ -112,10 +112,9 @@ export function socialRoutes(social: SocialService, timeline: HomeTimelineReader
         const userId = ctx.principal!.userId;
         const kind = `timeline:${userId}`;
         const page = pageRequest(ctx, kind);
-        // Written as text from fragments each thread serialised once (same JSON as pageReply).
-        const result = timeline.readJson(userId, page.before, page.limit);
-        const cursor = pageReply(kind, [], result.next).next_cursor;
-        return { status: 200, body: `{"items":${result.itemsJson},"next_cursor":${JSON.stringify(cursor)}}`, contentType: 'application/json' };
+        // Written as bytes from fragments each thread serialised once (same JSON as pageReply).
+        const body = timeline.readBody(userId, page.before, page.limit, (next) => pageReply(kind, [], next).next_cursor);
+        return { status: 200, body, contentType: 'application/json' };
       },
     },
   ];

@@ -21,11 +21,16 @@ interface PostParts {
   tail: string;
 }
 
-/** A visible item of a page: its fixed parts and its current counts. */
+/**
+ * A live post as SQLite said under the current change token: its fixed parts, its counts and,
+ * once a page has been written with it, its JSON as bytes (so a page is a copy of cached bytes
+ * rather than a string UTF-8 encoded per request).
+ */
 interface Visible {
   parts: PostParts;
   likes: number;
   replies: number;
+  json: Buffer | null;
 }
 
 /** Per-thread caches are emptied when they grow beyond this many entries. */
@@ -45,6 +50,9 @@ interface Followee {
   celebrity: boolean;
 }
 
+const ITEMS_OPEN = Buffer.from('{"items":[');
+const COMMA = 0x2c;
+
 /** Extra ids read per step, so that a few filtered-out ids rarely need a second step. */
 const OVERFETCH = 8;
 
@@ -59,14 +67,16 @@ export class HomeTimelineReader {
     this.db = homeTimelines(hot);
   }
 
-  private readonly parts = new Map<string, PostParts>();
+  /** Keyed by the id as a bigint (Map compares bigints by value), so reads never format ids. */
+  private readonly parts = new Map<bigint, PostParts>();
   /**
    * What SQLite said, kept only while SQLite is unchanged: each read first compares the store's
    * change token with the one these were read under and drops them all when it moved, so they
    * are never staler than a fresh query (a like, a delete, a follow anywhere empties them).
    */
   private epoch = '';
-  private readonly counts = new Map<string, [number, number] | null>();
+  /** A live post's counts and parts, or null for a post that is not live (deleted). */
+  private readonly counts = new Map<bigint, Visible | null>();
   private readonly followees = new Map<string, Followees>();
 
   read(userId: string, before: bigint, limit: number): Page<TimelineItem> {
@@ -85,16 +95,30 @@ export class HomeTimelineReader {
     return { items, next: page.next };
   }
 
-  /** The page as the JSON text of its `items` array, built from per-thread cached fragments. */
-  readJson(userId: string, before: bigint, limit: number): { itemsJson: string; next: bigint | null } {
+  /**
+   * The whole response body, `{"items":[...],"next_cursor":...}`, as bytes: each item's JSON is
+   * encoded once per change token and the page is one copy of those bytes.
+   */
+  readBody(userId: string, before: bigint, limit: number, cursorOf: (next: bigint | null) => string | null): Buffer {
     const page = this.visible(userId, before, limit);
-    let itemsJson = '[';
-    for (let i = 0; i < page.items.length; i++) {
-      const v = page.items[i];
-      if (i > 0) itemsJson += ',';
-      itemsJson += v.parts.head + ',"like_count":' + v.likes + ',"reply_count":' + v.replies + v.parts.tail;
+    const items = page.items;
+    const tail = Buffer.from('],"next_cursor":' + JSON.stringify(cursorOf(page.next)) + '}');
+    let size = ITEMS_OPEN.length + tail.length + (items.length > 0 ? items.length - 1 : 0);
+    for (let i = 0; i < items.length; i++) {
+      const v = items[i];
+      if (v.json === null) {
+        v.json = Buffer.from(v.parts.head + ',"like_count":' + v.likes + ',"reply_count":' + v.replies + v.parts.tail);
+      }
+      size += v.json.length;
     }
-    return { itemsJson: itemsJson + ']', next: page.next };
+    const out = Buffer.allocUnsafe(size);
+    let at = ITEMS_OPEN.copy(out, 0);
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0) out[at++] = COMMA;
+      at += items[i].json!.copy(out, at);
+    }
+    tail.copy(out, at);
+    return out;
   }
 
   private visible(userId: string, before: bigint, limit: number): Page<Visible> {
@@ -163,31 +187,36 @@ export class HomeTimelineReader {
    */
   private collect(ids: bigint[], followees: Map<string, Followee>, out: Visible[], want: number): void {
     if (ids.length === 0) return;
-    const unknown: bigint[] = [];
-    for (const id of ids) if (!this.counts.has(id.toString())) unknown.push(id);
-    if (unknown.length > 0) {
-      if (this.counts.size + unknown.length > CACHE_MAX) this.counts.clear();
-      for (const id of unknown) this.counts.set(id.toString(), null);
+    const counts = this.counts;
+    let unknown: bigint[] | null = null;
+    for (const id of ids) if (!counts.has(id)) (unknown ??= []).push(id);
+    if (unknown !== null) {
+      if (counts.size + unknown.length > CACHE_MAX) counts.clear();
+      for (const id of unknown) counts.set(id, null);
+      if (this.parts.size + unknown.length > CACHE_MAX) this.parts.clear();
+      const live: Array<[bigint, number, number]> = [];
       const missing: bigint[] = [];
-      for (const [id, likes, replies] of this.store.liveCounts(unknown)) {
-        this.counts.set(id, [likes, replies]);
-        if (!this.parts.has(id)) missing.push(BigInt(id));
+      for (const [key, likes, replies] of this.store.liveCounts(unknown)) {
+        const id = BigInt(key);
+        live.push([id, likes, replies]);
+        if (!this.parts.has(id)) missing.push(id);
       }
       if (missing.length > 0) {
-        if (this.parts.size + missing.length > CACHE_MAX) this.parts.clear();
-        for (const row of this.store.hydrate(missing)) this.parts.set(row.id, partsOf(row));
+        for (const row of this.store.hydrate(missing)) this.parts.set(BigInt(row.id), partsOf(row));
+      }
+      for (const [id, likes, replies] of live) {
+        const parts = this.parts.get(id);
+        // No parts: deleted between the two queries (the next read sees a new change token).
+        if (parts) counts.set(id, { parts, likes, replies, json: null });
       }
     }
     for (const id of ids) {
       if (out.length >= want) return;
-      const key = id.toString();
-      const counts = this.counts.get(key);
-      if (!counts) continue; // deleted
-      const parts = this.parts.get(key);
-      if (!parts) continue; // deleted between the two queries
-      const f = followees.get(parts.item.author_id);
+      const v = counts.get(id);
+      if (!v) continue; // deleted
+      const f = followees.get(v.parts.item.author_id);
       if (!f || id <= f.since) continue; // unfollowed, or posted before the follow
-      out.push({ parts, likes: counts[0], replies: counts[1] });
+      out.push(v);
     }
   }
 }
