@@ -9,6 +9,18 @@ const NO_CONTENT = { status: 204 } as const;
 const FOLLOWING = { status: 200, json: { following: true } } as const;
 
 export function socialRoutes(social: SocialService, timeline: HomeTimelineReader): Route[] {
+  // A timeline's next cursor is a hash of (user, id); readers re-read the same page, so the last
+  // cursor issued to each user is kept (per thread, bounded) instead of hashed per request.
+  const timelineCursors = new Map<string, { next: bigint; cursor: string }>();
+  const timelineCursor = (userId: string, kind: string, next: bigint | null): string | null => {
+    if (next === null) return null;
+    const last = timelineCursors.get(userId);
+    if (last && last.next === next) return last.cursor;
+    const cursor = pageReply(kind, [], next).next_cursor!;
+    if (timelineCursors.size >= 50_000) timelineCursors.clear();
+    timelineCursors.set(userId, { next, cursor });
+    return cursor;
+  };
   return [
     {
       method: 'POST',
@@ -113,7 +125,7 @@ export function socialRoutes(social: SocialService, timeline: HomeTimelineReader
         const kind = `timeline:${userId}`;
         const page = pageRequest(ctx, kind);
         // Written as bytes from fragments each thread serialised once (same JSON as pageReply).
-        const body = timeline.readBody(userId, page.before, page.limit, (next) => pageReply(kind, [], next).next_cursor);
+        const body = timeline.readBody(userId, page.before, page.limit, (next) => timelineCursor(userId, kind, next));
         return { status: 200, body, contentType: 'application/json' };
       },
     },
