@@ -35,6 +35,8 @@ interface Visible {
 
 /** Per-thread caches are emptied when they grow beyond this many entries. */
 const CACHE_MAX = 50_000;
+/** Last page bodies kept per thread (~15 KB each). */
+const BODIES_MAX = 1_000;
 
 interface Followees {
   byAuthor: Map<string, Followee>;
@@ -78,6 +80,11 @@ export class HomeTimelineReader {
   /** A live post's counts and parts, or null for a post that is not live (deleted). */
   private readonly counts = new Map<bigint, Visible | null>();
   private readonly followees = new Map<string, Followees>();
+  /**
+   * The last body written per user with the entries it was made of: entries are replaced when
+   * the change token moves, so the same entries (by identity) and cursor mean the same bytes.
+   */
+  private readonly bodies = new Map<string, { items: Visible[]; cursor: string | null; body: Buffer }>();
 
   read(userId: string, before: bigint, limit: number): Page<TimelineItem> {
     const page = this.visible(userId, before, limit);
@@ -102,7 +109,10 @@ export class HomeTimelineReader {
   readBody(userId: string, before: bigint, limit: number, cursorOf: (next: bigint | null) => string | null): Buffer {
     const page = this.visible(userId, before, limit);
     const items = page.items;
-    const tail = Buffer.from('],"next_cursor":' + JSON.stringify(cursorOf(page.next)) + '}');
+    const cursor = cursorOf(page.next);
+    const last = this.bodies.get(userId);
+    if (last && last.cursor === cursor && sameItems(last.items, items)) return last.body;
+    const tail = Buffer.from('],"next_cursor":' + JSON.stringify(cursor) + '}');
     let size = ITEMS_OPEN.length + tail.length + (items.length > 0 ? items.length - 1 : 0);
     for (let i = 0; i < items.length; i++) {
       const v = items[i];
@@ -118,6 +128,8 @@ export class HomeTimelineReader {
       at += items[i].json!.copy(out, at);
     }
     tail.copy(out, at);
+    if (this.bodies.size >= BODIES_MAX) this.bodies.clear();
+    this.bodies.set(userId, { items, cursor, body: out });
     return out;
   }
 
@@ -127,6 +139,7 @@ export class HomeTimelineReader {
       this.epoch = token;
       this.counts.clear();
       this.followees.clear();
+      this.bodies.clear();
     }
     const { byAuthor: followees, celebrities } = this.followeesOf(userId);
 
@@ -247,4 +260,10 @@ function storedIdsBelow(buf: Buffer, before: bigint, max: number): bigint[] {
   const out: bigint[] = [];
   for (let k = lo - 1; k >= 0 && out.length < max; k--) out.push(buf.readBigUInt64BE(WINDOW_HEADER + k * 8));
   return out;
+}
+
+function sameItems(a: Visible[], b: Visible[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
