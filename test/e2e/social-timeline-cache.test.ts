@@ -14,7 +14,10 @@ t.test('a timeline read after any change reflects it, even one made outside the 
   const tricky = await createPost(server, writer.key, 'quotes " and \\ backslash, </script> and émoji 🐦\u2028 line sep', {});
   const plain = await createPost(server, writer.key, 'a plain one');
   const read = async () => (await server.get('/api/timeline?limit=10', { key: reader.key })).json;
-  await eventually('fan-out', 5000, async () => ((await read()).items.length === 2 ? true : undefined));
+  // Wait for fan-out to finish, not only for both posts to show: until the first fan-out batch has
+  // run, reads come from SQLite, and the first window can briefly hold only the older post.
+  const fannedOut = async () => /^perch_fanout_lag_events 0$/m.test((await server.get('/metrics')).text);
+  await eventually('fan-out', 5000, async () => ((await fannedOut()) && (await read()).items.length === 2 ? true : undefined));
 
   const first = await read();
   const single = await server.get(`/api/posts/${tricky.id}`);
