@@ -1,12 +1,30 @@
 // HTTP routes of the microblog: posts, likes, follows, profile lists and the home timeline.
 import type { Route } from '../http/router';
 import { parseWith } from '../http/router';
-import type { SocialService } from './service';
+import type { Page, SocialService } from './service';
 import type { HomeTimelineReader } from './timeline';
 import { createPostSchema, pageReply, pageRequest } from './schema';
 
 const NO_CONTENT = { status: 204 } as const;
 const FOLLOWING = { status: 200, json: { following: true } } as const;
+
+/**
+ * GET /api/users/{id|@handle}/<name>: one of a user's lists, newest first, with cursors that are
+ * valid only for that list of that user.
+ */
+function userListRoute<T>(social: SocialService, name: string, list: (userId: string, before: bigint, limit: number) => Page<T>): Route {
+  return {
+    method: 'GET',
+    path: `/api/users/:id/${name}`,
+    handler(ctx) {
+      const user = social.userOrThrow(ctx.params[0]);
+      const kind = `${name}:${user.id}`;
+      const page = pageRequest(ctx, kind);
+      const result = list(user.id, page.before, page.limit);
+      return { status: 200, json: pageReply(kind, result.items, result.next) };
+    },
+  };
+}
 
 export function socialRoutes(social: SocialService, timeline: HomeTimelineReader): Route[] {
   // A timeline's next cursor is a hash of (user, id); readers re-read the same page, so the last
@@ -65,17 +83,7 @@ export function socialRoutes(social: SocialService, timeline: HomeTimelineReader
         return NO_CONTENT;
       },
     },
-    {
-      method: 'GET',
-      path: '/api/users/:id/posts',
-      handler(ctx) {
-        const user = social.userOrThrow(ctx.params[0]);
-        const kind = `posts:${user.id}`;
-        const page = pageRequest(ctx, kind);
-        const result = social.userPosts(user.id, page.before, page.limit);
-        return { status: 200, json: pageReply(kind, result.items, result.next) };
-      },
-    },
+    userListRoute(social, 'posts', (id, before, limit) => social.userPosts(id, before, limit)),
     {
       method: 'POST',
       path: '/api/users/:id/follow',
@@ -94,28 +102,8 @@ export function socialRoutes(social: SocialService, timeline: HomeTimelineReader
         return NO_CONTENT;
       },
     },
-    {
-      method: 'GET',
-      path: '/api/users/:id/followers',
-      handler(ctx) {
-        const user = social.userOrThrow(ctx.params[0]);
-        const kind = `followers:${user.id}`;
-        const page = pageRequest(ctx, kind);
-        const result = social.followers(user.id, page.before, page.limit);
-        return { status: 200, json: pageReply(kind, result.items, result.next) };
-      },
-    },
-    {
-      method: 'GET',
-      path: '/api/users/:id/following',
-      handler(ctx) {
-        const user = social.userOrThrow(ctx.params[0]);
-        const kind = `following:${user.id}`;
-        const page = pageRequest(ctx, kind);
-        const result = social.following(user.id, page.before, page.limit);
-        return { status: 200, json: pageReply(kind, result.items, result.next) };
-      },
-    },
+    userListRoute(social, 'followers', (id, before, limit) => social.followers(id, before, limit)),
+    userListRoute(social, 'following', (id, before, limit) => social.following(id, before, limit)),
     {
       method: 'GET',
       path: '/api/timeline',
