@@ -8,7 +8,6 @@ import { decodeLinkCursor, encodeLinkCursor } from '../core/link-cursor';
 import { invalidField, invalidRequest, notFound, unavailable, type ErrorDetail } from '../http/errors';
 import { parseWith, type Reply } from '../http/router';
 import type { RateLimits } from '../ratelimit/policies';
-import { withLimitHeaders } from '../ratelimit/headers';
 import type { Sqlite } from '../store/sqlite';
 import type { HotStore, LmdbDb } from '../store/lmdb';
 import { openFlagMirror } from './anomaly';
@@ -104,18 +103,14 @@ export class LinkService {
     if (flaggedUntil !== undefined && flaggedUntil > nowMs) {
       limits.throttled(principal.keyId, (flaggedUntil - nowMs) / 1000, 'This account is creating links unusually fast and is throttled for a while.', nowMs);
     }
-    let fields: { url?: string; domain?: string; expiresMs?: number | null };
-    try {
-      const body = parseWith(shortenBody, input);
-      fields = this.checkFields(body.url, body.expires_at, nowMs);
-    } catch (err) {
-      // Bad input consumes nothing, but still shows the limiter state.
-      throw withLimitHeaders(err, limits.peekShorten(principal.keyId, nowMs));
-    }
+    // Bad input is rejected before any token is taken. Error answers of this route show the
+    // limiter state as it stands (the route's errorHeaders), so they need nothing added here.
+    const body = parseWith(shortenBody, input);
+    const fields = this.checkFields(body.url, body.expires_at, nowMs);
     const headers = limits.enforceShorten(principal.keyId, nowMs);
     const code = await this.drawCode();
     if (code === undefined) {
-      throw withLimitHeaders(unavailable(1, 'No short codes are available right now; try again shortly.'), headers);
+      throw unavailable(1, 'No short codes are available right now; try again shortly.');
     }
     const createdMs = Date.now();
     const row = this.store.insert({

@@ -17,10 +17,3 @@ export function rateLimitError(d: LimitOutcome, message?: string): HttpError {
   return err;
 }
 
-/** Adds limiter headers to an error answered by a rate-limited endpoint (a 400, a 404, …). */
-export function withLimitHeaders(err: unknown, headers: Record<string, string>): unknown {
-  if (err && typeof err === 'object' && 'headers' in err && typeof (err as HttpError).headers === 'object') {
-    for (const k in headers) if (!(k in (err as HttpError).headers)) (err as HttpError).headers[k] = headers[k];
-  }
-  return err;
-}
