@@ -109,20 +109,31 @@ export function appendNewest(current: Buffer | undefined | null, id: bigint, cap
   return addToTimeline(current, [id], cap);
 }
 
-/** Ids of the window strictly below `before`, newest first, at most `max`. */
-export function idsBelow(window: TimelineWindow, before: bigint, max: number): bigint[] {
-  const { ids } = window;
-  // Binary search for the first index whose id is >= before.
+/** A stored window's floor: every id meant for it above this is present. */
+export function windowFloor(buf: Buffer): bigint {
+  return buf.readBigUInt64BE(0);
+}
+
+/**
+ * Ids of a stored window strictly below `before`, newest first, at most `max`, read from the
+ * bytes in place (a binary search, then only the ids returned are decoded).
+ */
+export function idsBelow(buf: Buffer, before: bigint, max: number): bigint[] {
   let lo = 0;
-  let hi = ids.length;
+  let hi = (buf.length - HEADER) >> 3;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (ids[mid] < before) lo = mid + 1;
+    if (buf.readBigUInt64BE(HEADER + mid * 8) < before) lo = mid + 1;
     else hi = mid;
   }
   const out: bigint[] = [];
-  for (let k = lo - 1; k >= 0 && out.length < max; k--) out.push(ids[k]);
+  for (let k = lo - 1; k >= 0 && out.length < max; k--) out.push(buf.readBigUInt64BE(HEADER + k * 8));
   return out;
+}
+
+/** True when a stored value is a window (holds at least its floor). */
+export function isWindow(buf: Buffer | null | undefined): buf is Buffer {
+  return !!buf && buf.length >= HEADER;
 }
 
 /** Merges lists that are each sorted newest first into one, newest first, without duplicates. */

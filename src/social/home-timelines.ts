@@ -3,7 +3,6 @@
 // from SQLite; a missing value means "no precomputed window", and reads go to SQLite instead.
 import type { Database } from 'lmdb';
 import type { HotStore } from '../store/lmdb';
-import { decodeTimeline, type TimelineWindow } from '../core/timeline-merge';
 
 export const HOME_TIMELINES_DB = 'home_timelines';
 
@@ -18,11 +17,6 @@ export function homeTimelines(hot: HotStore): HomeTimelineDb {
     opened.set(hot.root, db);
   }
   return db;
-}
-
-export function readWindow(db: HomeTimelineDb, userId: string): TimelineWindow | null {
-  const buf = db.getBinaryFast(userId);
-  return buf && buf.length >= 8 ? decodeTimeline(buf) : null;
 }
 
 /** True when the user's precomputed timeline holds this post id. */

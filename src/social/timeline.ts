@@ -5,7 +5,7 @@
 // very first post. Results are newest first; the cursor is the last id returned.
 import type { Config } from '../config';
 import type { HotStore } from '../store/lmdb';
-import { mergeNewestFirst } from '../core/timeline-merge';
+import { idsBelow, isWindow, mergeNewestFirst, windowFloor } from '../core/timeline-merge';
 import { homeTimelines, type HomeTimelineDb } from './home-timelines';
 import { postFields, type SocialStore, type TimelineRow } from './store';
 import type { Page, PostWithCounts } from './service';
@@ -149,14 +149,14 @@ export class HomeTimelineReader {
     // The stored window as LMDB returns it (valid until the next LMDB read, and none happens
     // below): searched in place rather than decoded, since a page needs ~60 of its up to 800 ids.
     const stored = this.db.getBinaryFast(userId);
-    const window = stored && stored.length >= WINDOW_HEADER ? stored : null;
+    const window = isWindow(stored) ? stored : null;
 
     if (window) {
-      const floor = window.readBigUInt64BE(0);
+      const floor = windowFloor(window);
       // Within the window: its ids plus the celebrities' posts, step by step until the page is full.
       while (out.length < want && upper > floor + 1n) {
         const fetch = want - out.length + OVERFETCH;
-        const lists: bigint[][] = [storedIdsBelow(window, upper, fetch)];
+        const lists: bigint[][] = [idsBelow(window, upper, fetch)];
         for (const c of celebrities) {
           const f = followees.get(c)!;
           lists.push(this.store.authorIdsBetween(c, f.since > floor ? f.since : floor, upper, fetch));
@@ -243,23 +243,6 @@ function partsOf(row: TimelineRow): PostParts {
     '{"id":' + JSON.stringify(item.id) + ',"text":' + JSON.stringify(item.text) + ',"author_id":' + JSON.stringify(item.author_id) +
     ',"media_ids":' + JSON.stringify(item.media_ids) + ',"reply_to":' + JSON.stringify(item.reply_to) + ',"created_at":' + JSON.stringify(item.created_at);
   return { item, head, tail: ',"author":' + JSON.stringify(item.author) + '}' };
-}
-
-/** Bytes before the ids of a stored window (its floor); see core/timeline-merge for the layout. */
-const WINDOW_HEADER = 8;
-
-/** idsBelow of core/timeline-merge over a stored window's bytes (ids ascending, 8 bytes each). */
-function storedIdsBelow(buf: Buffer, before: bigint, max: number): bigint[] {
-  let lo = 0;
-  let hi = (buf.length - WINDOW_HEADER) >> 3;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (buf.readBigUInt64BE(WINDOW_HEADER + mid * 8) < before) lo = mid + 1;
-    else hi = mid;
-  }
-  const out: bigint[] = [];
-  for (let k = lo - 1; k >= 0 && out.length < max; k--) out.push(buf.readBigUInt64BE(WINDOW_HEADER + k * 8));
-  return out;
 }
 
 function sameItems(a: Visible[], b: Visible[]): boolean {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { addToTimeline, appendNewest, decodeTimeline, encodeTimeline, idsBelow, mergeNewestFirst } from '../../src/core/timeline-merge';
+import { addToTimeline, appendNewest, decodeTimeline, encodeTimeline, idsBelow, isWindow, mergeNewestFirst, windowFloor } from '../../src/core/timeline-merge';
 
 t.test('encode/decode round-trip', async (t) => {
   const buf = encodeTimeline(5n, [7n, 9n, 2n ** 62n]);
@@ -28,11 +28,17 @@ t.test('the cap trims the oldest ids and raises floor', async (t) => {
 });
 
 t.test('idsBelow reads newest first below a bound', async (t) => {
-  const w = { floor: 0n, ids: [1n, 3n, 5n, 7n, 9n] };
+  const w = encodeTimeline(0n, [1n, 3n, 5n, 7n, 9n]);
   t.same(idsBelow(w, 1n << 63n, 3), [9n, 7n, 5n]);
   t.same(idsBelow(w, 7n, 10), [5n, 3n, 1n]);
   t.same(idsBelow(w, 6n, 2), [5n, 3n]);
   t.same(idsBelow(w, 1n, 2), []);
+  t.same(idsBelow(w, 8n, 10), [7n, 5n, 3n, 1n]);
+  t.same(idsBelow(encodeTimeline(4n, []), 10n, 5), [], 'an empty window');
+  t.equal(windowFloor(encodeTimeline(41n, [42n])), 41n);
+  t.equal(isWindow(encodeTimeline(0n, [])), true);
+  t.equal(isWindow(Buffer.alloc(4)), false);
+  t.equal(isWindow(undefined), false);
 });
 
 t.test('mergeNewestFirst merges sorted lists without duplicates', async (t) => {
