@@ -1,8 +1,7 @@
 // Pieces every CLI command shares: option parsers, config loading and failure reporting.
 import { InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config';
-import { StartupError, ensureDataDir } from '../server/supervisor';
-import { UwsUnavailableError } from '../http/uws';
+import { ensureDataDir } from '../server/supervisor';
 
 export interface CommonOptions {
   data: string;
@@ -35,10 +34,6 @@ export function fail(err: unknown): never {
   const message = err instanceof Error ? err.message : String(err);
   process.stderr.write(`perch: ${message.split('\n')[0]}\n`);
   process.exit(err instanceof ConfigError || err instanceof UsageError ? 2 : 1);
-}
-
-export function isOperatorError(err: unknown): boolean {
-  return err instanceof ConfigError || err instanceof StartupError || err instanceof UwsUnavailableError;
 }
 
 export function printJson(value: unknown): void {

@@ -52,7 +52,3 @@ export function migrate(db: Sqlite): AppliedMigration[] {
   }
   return applied;
 }
-
-export function latestSchemaVersion(): number {
-  return MIGRATIONS.length === 0 ? 0 : MIGRATIONS[MIGRATIONS.length - 1].version;
-}

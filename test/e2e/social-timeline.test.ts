@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startServer, type Key, type TestServer } from '../helpers/server';
+import { startServer, type TestServer } from '../helpers/server';
 import { allPages, createPost, eventually } from '../social/helpers';
 
 const timelineIds = async (server: TestServer, key: string, limit = 100): Promise<string[]> => {
