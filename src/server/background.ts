@@ -9,6 +9,7 @@ import { errorFields, log } from '../log';
 import type { Sqlite } from '../store/sqlite';
 import type { HotStore } from '../store/lmdb';
 import type { TaskRequest } from '../workers/tasks';
+import type { WriterClient } from '../social/group-commit';
 
 export interface BackgroundContext {
   config: Config;
@@ -16,6 +17,8 @@ export interface BackgroundContext {
   sqlite: Sqlite;
   hot: HotStore;
   newId: () => string;
+  /** The supervisor's channel to the writer thread, for the few writes background work makes. */
+  writes: WriterClient;
   /** Runs a named task of src/workers/tasks.ts in the piscina pool. */
   runTask<T = unknown>(request: TaskRequest): Promise<T>;
 }
@@ -25,7 +28,8 @@ export interface BackgroundJob {
   everyMs: number;
   /** Also run once more during shutdown, after the HTTP threads stopped (to flush a queue). */
   flushOnStop?: boolean;
-  run(ctx: BackgroundContext): Promise<void> | void;
+  /** `final` is true for the run during shutdown, which must leave nothing behind. */
+  run(ctx: BackgroundContext, final: boolean): Promise<void> | void;
 }
 
 /** A capability's contribution to the supervisor: jobs, and gauges for /metrics. */
@@ -54,12 +58,12 @@ export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): 
   const running = new Map<string, Promise<void>>();
   const timers: NodeJS.Timeout[] = [];
 
-  const runOnce = (job: BackgroundJob): Promise<void> => {
+  const runOnce = (job: BackgroundJob, final = false): Promise<void> => {
     const current = running.get(job.name);
     if (current) return current;
     const p = (async () => {
       try {
-        await job.run(ctx);
+        await job.run(ctx, final);
       } catch (err) {
         log.error('background job failed', { job: job.name, ...errorFields(err) });
       } finally {
@@ -82,7 +86,7 @@ export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): 
       stopping = true;
       for (const t of timers) clearInterval(t);
       await Promise.all(running.values());
-      for (const job of jobs) if (job.flushOnStop) await runOnce(job);
+      for (const job of jobs) if (job.flushOnStop) await runOnce(job, true);
     },
   };
 }

@@ -15,7 +15,7 @@ export interface ThreadData {
 export interface WriterData {
   dataDir: string;
   logLevel: Config['log']['level'];
-  /** One channel per HTTP thread (transferred). */
+  /** One channel per HTTP thread, then the supervisor's (transferred). */
   ports: MessagePort[];
   /** Two float64s the writer keeps current: commits, writes committed. */
   stats: SharedArrayBuffer;

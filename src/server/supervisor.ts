@@ -15,6 +15,7 @@ import { openHotStore, type HotStore } from '../store/lmdb';
 import { leaseNodeId, liveLeases } from '../store/node-lease';
 import { createPool, startBackground, type BackgroundContext, type RunningBackground } from './background';
 import { BACKGROUND_MODULES } from './modules';
+import { WriterClient } from '../social/group-commit';
 import type { FromWriter, ThreadData, ToSupervisor, ToThread, ToWriter, WriterData } from './messages';
 
 /** A reason not to start, told to the operator as one line. */
@@ -84,6 +85,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   const lease = leaseNodeId(hot);
   const pool = createPool(config, dataDir);
+  // The supervisor's own channel to the writer thread: background jobs write through it too.
+  const supervisorChannel = new MessageChannel();
   const bgContext: BackgroundContext = {
     config,
     dataDir,
@@ -91,6 +94,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     hot,
     newId: () => lease.ids.next(),
     runTask: (request) => pool.run(request),
+    writes: new WriterClient(supervisorChannel.port1),
   };
   let background: RunningBackground | undefined;
 
@@ -165,6 +169,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
       writerPorts.push(port1);
       threadEnds.push(port2);
     }
+    threadEnds.push(supervisorChannel.port2);
     const workerData: WriterData = { dataDir, logLevel: config.log.level, ports: threadEnds, stats: writerStats.buffer as SharedArrayBuffer };
     const worker = new Worker(join(__dirname, 'writer-thread.js'), { workerData, transferList: threadEnds });
     let resolveExit!: () => void;
@@ -262,15 +267,20 @@ export async function serve(opts: ServeOptions): Promise<void> {
     force.unref();
     for (const t of threads) t.worker.postMessage({ type: 'stop' } satisfies ToThread);
     await Promise.all(threads.map((t) => t.exited));
-    // Every request is answered, so the writer has nothing more coming: it commits what it
-    // holds and closes its connection before the rest closes.
+    try {
+      // HTTP threads are gone, so nothing new is queued: flush the queues (through the writer,
+      // where they write SQLite) while the writer still runs.
+      await background?.stop();
+    } catch (err) {
+      log.error('flushing background work failed', errorFields(err));
+    }
+    // Every request is answered and the queues are flushed, so the writer has nothing more
+    // coming: it commits what it holds and closes its connection before the rest closes.
     if (writer) {
       writer.worker.postMessage({ type: 'stop' } satisfies ToWriter);
       await writer.exited;
     }
     try {
-      // HTTP threads are gone, so nothing new is queued: flush the queues, then close.
-      await background?.stop();
       await pool.destroy();
       lease.release();
       sqlite.close();

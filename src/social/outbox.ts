@@ -7,6 +7,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
 import type { BackgroundContext, BackgroundModule } from '../server/background';
 import type { FanoutRange } from './fanout';
+import type { WriterClient } from './group-commit';
 
 export const FANOUT_CONSUMER = 'fanout';
 const BATCH = 1000;
@@ -14,7 +15,6 @@ const BATCH = 1000;
 export class OutboxCursor {
   private readonly lastStmt: Statement;
   private readonly maxStmt: Statement;
-  private readonly advanceStmt: Statement;
   private readonly oldestStmt: Statement;
 
   constructor(
@@ -23,9 +23,6 @@ export class OutboxCursor {
   ) {
     this.lastStmt = db.prepare('SELECT last_seq FROM event_consumers WHERE name = ?').pluck();
     this.maxStmt = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck();
-    this.advanceStmt = db.prepare(
-      'INSERT INTO event_consumers (name, last_seq, updated_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at',
-    );
     this.oldestStmt = db.prepare('SELECT created_at FROM events WHERE seq > ? ORDER BY seq LIMIT 1').pluck();
   }
 
@@ -39,21 +36,13 @@ export class OutboxCursor {
   }
 
   /**
-   * Records that every event up to `seq` was processed. This write is committed without its own
-   * sync (synchronous=NORMAL for this one statement): losing it to a power cut only makes the
-   * consumer process a few events again, which its handlers tolerate, and the next synced commit
-   * of any connection makes it durable anyway (the WAL is synced as a whole). A synced commit
-   * here would cost an fsync per batch, competing with the request path's group commits.
+   * Records that every event up to `seq` was processed. The write goes through the writer thread,
+   * in its next group commit, like every other write of the running server: a second connection
+   * writing here would take SQLite's write lock between the writer's commits, and whichever side
+   * finds it taken sleeps in the busy handler for a millisecond or more (posts stalled behind it).
    */
-  advance(seq: number): void {
-    const db = this.advanceStmt.database;
-    const mode = db.pragma('synchronous', { simple: true }) as number;
-    db.pragma('synchronous = NORMAL');
-    try {
-      this.advanceStmt.run(this.consumer, seq, new Date().toISOString());
-    } finally {
-      db.pragma(`synchronous = ${mode}`);
-    }
+  advance(writes: WriterClient, seq: number): Promise<void> {
+    return writes.run('advanceConsumer', { name: this.consumer, seq, now: new Date().toISOString() });
   }
 
   /** Events not yet processed, and the age in seconds of the oldest of them. */
@@ -78,8 +67,21 @@ function fanoutCursor(db: Sqlite): OutboxCursor {
 
 const warmed = new WeakSet<Sqlite>();
 
-/** Hands every pending batch of events to the fan-out task, in order. */
-export async function dispatchFanout(ctx: BackgroundContext): Promise<void> {
+/**
+ * Under load, fan-out tasks start at most this often. A task's cost is mostly one rewrite per
+ * home timeline it touches, whatever the number of new ids it adds there, so a task that gathers
+ * more events makes each post cheaper. A post made while the fan-out is idle is still dispatched
+ * at the job's next 10 ms tick.
+ */
+const MIN_TASK_GAP_MS = 25;
+const lastTaskStart = new WeakMap<Sqlite, number>();
+
+/**
+ * Hands the pending events to the fan-out task, in order, a batch at a time. It keeps going only
+ * while batches are full (a backlog); otherwise the next tick picks up what arrived meanwhile.
+ * The final run at shutdown takes everything.
+ */
+export async function dispatchFanout(ctx: BackgroundContext, final = false): Promise<void> {
   const cursor = fanoutCursor(ctx.sqlite);
   if (!warmed.has(ctx.sqlite)) {
     // An empty range, once: a pool thread loads the task, opens its stores and prepares its
@@ -88,13 +90,16 @@ export async function dispatchFanout(ctx: BackgroundContext): Promise<void> {
     const at = cursor.last();
     await ctx.runTask({ task: 'social.fanout', payload: { after: at, upTo: at } satisfies FanoutRange });
   }
-  for (;;) {
+  for (let first = true; ; first = false) {
     const last = cursor.last();
     const newest = cursor.newest();
     if (newest <= last) return;
+    if (first && !final && performance.now() - (lastTaskStart.get(ctx.sqlite) ?? -Infinity) < MIN_TASK_GAP_MS) return;
+    lastTaskStart.set(ctx.sqlite, performance.now());
     const range: FanoutRange = { after: last, upTo: Math.min(newest, last + BATCH) };
     await ctx.runTask({ task: 'social.fanout', payload: range });
-    cursor.advance(range.upTo);
+    await cursor.advance(ctx.writes, range.upTo);
+    if (!final && range.upTo - last < BATCH) return;
   }
 }
 

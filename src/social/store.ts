@@ -87,6 +87,9 @@ export class SocialStore {
       deleteFollow: q('DELETE FROM follows WHERE follower_id = ? AND followee_id = ?'),
       addFollowing: q('UPDATE users SET following_count = following_count + ? WHERE id = ?'),
       addFollowers: q('UPDATE users SET followers_count = followers_count + ? WHERE id = ?'),
+      advanceConsumer: q(
+        'INSERT INTO event_consumers (name, last_seq, updated_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at',
+      ),
       insertEvent: q('INSERT INTO events (type, actor_id, recipient_id, post_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
       authorPage: q(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.author_id = ? AND p.id < ? AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT ?`),
       authorIdsBetween: q(
@@ -182,6 +185,10 @@ export class SocialStore {
 
   event(type: EventType, actorId: string | null, recipientId: string | null, postId: string | null, payload: Record<string, unknown>, now: string): void {
     this.s.insertEvent.run(type, actorId, recipientId, postId, JSON.stringify(payload), now);
+  }
+
+  advanceConsumer(name: string, seq: number, now: string): void {
+    this.s.advanceConsumer.run(name, seq, now);
   }
 
   /** An author's live posts with ids below `before`, newest first. */

@@ -24,6 +24,8 @@ export interface WriteArgs {
   follow: { followerId: string; followeeId: string; sinceId: string; now: string };
   unfollow: { followerId: string; followeeId: string; now: string };
   insertMedia: { id: string; ownerId: string; contentType: string; size: number; now: string };
+  /** An outbox consumer's position (outbox.ts): every event up to `seq` was processed. */
+  advanceConsumer: { name: string; seq: number; now: string };
 }
 
 export interface WriteResults {
@@ -34,6 +36,7 @@ export interface WriteResults {
   follow: void;
   unfollow: void;
   insertMedia: void;
+  advanceConsumer: void;
 }
 
 export type WriteOpName = keyof WriteArgs;
@@ -95,5 +98,9 @@ export const WRITE_OPS: Ops = {
 
   insertMedia(store, a) {
     store.insertMedia(a.id, a.ownerId, a.contentType, a.size, a.now);
+  },
+
+  advanceConsumer(store, a) {
+    store.advanceConsumer(a.name, a.seq, a.now);
   },
 };
