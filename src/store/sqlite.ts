@@ -1,5 +1,6 @@
-// The durable store: one SQLite file in WAL mode. Every connection syncs on commit
-// (synchronous=FULL) so that an acknowledged write survives a crash of the process or the machine.
+// The durable store: one SQLite file in WAL mode. Connections sync on commit (synchronous=FULL)
+// so that an acknowledged write survives a crash of the process or the machine. The writer thread
+// is the exception: it syncs the log itself, beside its commits, before it answers (wal-sync.ts).
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { MIGRATIONS } from './migrations';
@@ -8,6 +9,10 @@ export type Sqlite = Database.Database;
 
 export function sqlitePath(dataDir: string): string {
   return join(dataDir, 'perch.db');
+}
+
+export function walPath(dataDir: string): string {
+  return sqlitePath(dataDir) + '-wal';
 }
 
 export function openSqlite(dataDir: string, opts: { readonly?: boolean } = {}): Sqlite {

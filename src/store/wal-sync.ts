@@ -1,0 +1,71 @@
+// Pipelined durability for the writer thread's group commits. The writer's connection commits
+// with synchronous=NORMAL, so a commit only appends its frames to the write-ahead log; this class
+// then syncs the log with fdatasync on libuv's thread pool and reports which commits it covered.
+// While one sync runs, the writer keeps committing the next group; those commits wait for the
+// next sync, which starts as soon as the running one ends. A commit is acknowledged only after a
+// sync that started after it, exactly the guarantee of synchronous=FULL, without the writer
+// sitting idle during every sync. (Checkpoints under NORMAL still sync the log and the database
+// file themselves before the log is reused, so nothing a sync covered can be lost to one.)
+import { closeSync, fdatasync, openSync } from 'node:fs';
+
+export type SyncDone = (err: Error | null) => void;
+
+export class WalSync {
+  private fd: number | null = null;
+  private running = false;
+  /** Callbacks of commits made since the running sync started: the next sync covers them. */
+  private next: SyncDone[] = [];
+  private idle: Array<() => void> = [];
+  /** Syncs completed, for metrics. */
+  syncs = 0;
+
+  constructor(private readonly walPath: string) {}
+
+  /** Calls `done` once everything committed before this call is on disk (or the sync failed). */
+  afterCommit(done: SyncDone): void {
+    this.next.push(done);
+    if (!this.running) this.start();
+  }
+
+  /** Resolves when no sync is running or waiting. */
+  drained(): Promise<void> {
+    if (!this.running) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+
+  private start(): void {
+    const covered = this.next;
+    this.next = [];
+    this.running = true;
+    let fd: number;
+    try {
+      // Opened on first use: the log exists once the first commit has been written. The same
+      // file stays in place while the writer's connection is open (SQLite only truncates and
+      // reuses it), so one descriptor serves for the server's life.
+      fd = this.fd ??= openSync(this.walPath, 'r+');
+    } catch (err) {
+      this.finish(covered, err as Error);
+      return;
+    }
+    fdatasync(fd, (err) => {
+      if (!err) this.syncs++;
+      this.finish(covered, err);
+    });
+  }
+
+  private finish(covered: SyncDone[], err: Error | null): void {
+    this.running = false;
+    for (const done of covered) done(err);
+    if (this.next.length > 0) this.start();
+    else {
+      const idle = this.idle;
+      this.idle = [];
+      for (const resolve of idle) resolve();
+    }
+  }
+}

@@ -1,0 +1,62 @@
+// The writer's pipelined log sync: a commit is acknowledged only by a sync that started after it,
+// syncs never overlap, callbacks run in commit order, and a failed sync reaches every commit it
+// was meant to cover.
+import t from 'tap';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDataDir } from '../helpers/server';
+import { migrate, openSqlite, walPath } from '../../src/store/sqlite';
+import { WalSync } from '../../src/store/wal-sync';
+
+t.test('commits made while a sync runs wait for the next one', async (t) => {
+  const dir = tempDataDir('perch-walsync-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'log');
+  writeFileSync(file, 'frames');
+  const wal = new WalSync(file);
+  const order: string[] = [];
+  wal.afterCommit((err) => order.push(`a:${err}`)); // starts sync 1
+  wal.afterCommit((err) => order.push(`b:${err}`)); // sync 1 already runs: waits for sync 2
+  wal.afterCommit((err) => order.push(`c:${err}`));
+  t.same(order, [], 'nothing is acknowledged before a sync completes');
+  await wal.drained();
+  t.same(order, ['a:null', 'b:null', 'c:null']);
+  t.equal(wal.syncs, 2, 'one sync for the first commit, one for the two made during it');
+  await wal.drained(); // idle: resolves at once
+  wal.close();
+});
+
+t.test('the log of a real database, synced after commits made with synchronous=NORMAL', async (t) => {
+  const dir = tempDataDir('perch-walsync-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const db = openSqlite(dir);
+  migrate(db);
+  db.pragma('synchronous = NORMAL');
+  const wal = new WalSync(walPath(dir));
+  const acked: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    db.prepare("INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, ?, ?, '2026-01-01T00:00:00.000Z')").run(`u${i}`, `h${i}`, `h${i}`);
+    wal.afterCommit((err) => {
+      t.equal(err, null);
+      acked.push(i);
+    });
+  }
+  await wal.drained();
+  t.same(acked, [0, 1, 2, 3, 4]);
+  t.ok(wal.syncs >= 1 && wal.syncs <= 2, `syncs: ${wal.syncs}`);
+  wal.close();
+  db.close();
+});
+
+t.test('a sync that cannot run fails every commit it covers', async (t) => {
+  const dir = tempDataDir('perch-walsync-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const wal = new WalSync(join(dir, 'missing-log'));
+  const errors: Array<Error | null> = [];
+  wal.afterCommit((err) => errors.push(err));
+  wal.afterCommit((err) => errors.push(err));
+  await wal.drained();
+  t.equal(errors.length, 2);
+  for (const err of errors) t.match(err, { code: 'ENOENT' });
+  t.equal(wal.syncs, 0);
+});
