@@ -46,6 +46,27 @@ t.test('fan-out: followers see a new post within 5 s, own posts included, no bac
   t.equal((await server.get('/api/timeline')).status, 401);
 });
 
+t.test("one's own post is in one's home timeline as soon as it is answered, before its fan-out", async (t) => {
+  const server = await startServer();
+  t.teardown(() => server.close());
+  const author = await server.keygen('author');
+  const first = await createPost(server, author.key, 'the first, which gives the author a stored window');
+  const fannedOut = async () => (/^perch_fanout_lag_events 0$/m.test((await server.get('/metrics')).text) ? true : undefined);
+  await eventually('fan-out of the first post', 5000, fannedOut);
+  const ids = [first.id];
+  for (let i = 0; i < 5; i++) {
+    // Read right after the 201, with no wait: the fan-out may not have reached the post yet.
+    const post = await createPost(server, author.key, `post ${i}`);
+    ids.unshift(post.id);
+    t.same(await timelineIds(server, author.key), ids, `own post ${i} shown at once`);
+  }
+  await eventually('fan-out of the rest', 5000, fannedOut);
+  t.same(await timelineIds(server, author.key), ids, 'the same once fanned out: no duplicates');
+  const bad = await server.get('/api/timeline?limit=0', { key: author.key });
+  t.equal(bad.status, 400);
+  t.same(bad.json.details, [{ path: 'limit', message: bad.json.details[0].message }]);
+});
+
 t.test('deleted posts and unfollowed authors vanish; re-following does not bring old posts back', async (t) => {
   const server = await startServer();
   t.teardown(() => server.close());
