@@ -1,6 +1,7 @@
 // Microblog benchmarks, each a ratio against a baseline measured in the same run:
 //   posts     durable post creation (authors with 10 followers each, so fan-out runs meanwhile)
-//             vs a bare uWS server that parses the same JSON body and answers 201;
+//             vs a bare uWS server that parses the same JSON body and answers 201; also, as a
+//             second reference, the smallest durable group commit (bare-uws.ts groupcommit);
 //   timeline  home timeline reads of 50 items vs a bare uWS server answering a constant body of
 //             the same size;
 //   fanout    one post to 10,000 followers: time from the 201 until the last timeline has it.
@@ -141,6 +142,8 @@ async function postsBench(): Promise<Record<string, unknown>> {
   db.close();
   const server = await startServer({ dataDir: dir, threads: 1 });
   const bare = await startBare(['json201']);
+  const minimalDir = tempDataDir('perch-bench-groupcommit-');
+  const minimal = await startBare(['groupcommit', minimalDir]);
   const body = JSON.stringify({ text: 'A benchmark post with a little text in it, about as long as a typical one. #perch' });
   const headers = { 'content-type': 'application/json' };
   let i = 0;
@@ -161,18 +164,27 @@ async function postsBench(): Promise<Record<string, unknown>> {
     const metrics = (await server.get('/metrics')).text;
     const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
     const commits = gauge('perch_group_commits');
+    // The second reference, after the comparison proper: the smallest durable group commit.
+    await load({ url: minimal.url + '/api/posts', method: 'POST', headers, body, duration: 1 });
+    const minimalRun = await load({ url: minimal.url + '/api/posts', method: 'POST', headers, body });
     return {
       scenario: 'posts',
+      connections,
       ...ratioFields(baseline, perch),
       perch_errors: perch.errors,
       posts_stored: JSON.parse(posts).social.posts,
       group_commits: commits,
       mean_batch: Number((gauge('perch_group_commit_writes') / commits).toFixed(1)),
+      minimal_group_commit_rps: Math.round(minimalRun.rps),
+      minimal_group_commit_ratio: Number((minimalRun.rps / baseline.rps).toFixed(3)),
+      perch_to_minimal_group_commit: Number((perch.rps / minimalRun.rps).toFixed(3)),
     };
   } finally {
     bare.proc.kill();
+    minimal.proc.kill();
     await server.close();
     rmSync(dir, { recursive: true, force: true });
+    rmSync(minimalDir, { recursive: true, force: true });
   }
 }
 
