@@ -9,6 +9,7 @@ import { invalidField, invalidRequest, notFound, unavailable, type ErrorDetail }
 import { parseWith, type Reply } from '../http/router';
 import type { RateLimits } from '../ratelimit/policies';
 import type { Sqlite } from '../store/sqlite';
+import type { WriterClient } from '../social/group-commit';
 import type { HotStore, LmdbDb } from '../store/lmdb';
 import { openFlagMirror } from './anomaly';
 import { CacheInvalidation, RedirectCache } from './cache';
@@ -27,6 +28,8 @@ export interface LinkDeps {
   newId: () => string;
   /** Leased node id of this thread: makes click-queue keys unique across threads. */
   nodeId: number;
+  /** Links are created, edited and deleted by the writer thread (links/writes.ts). */
+  writes: WriterClient;
 }
 
 export class LinkService {
@@ -113,7 +116,7 @@ export class LinkService {
       throw unavailable(1, 'No short codes are available right now; try again shortly.');
     }
     const createdMs = Date.now();
-    const row = this.store.insert({
+    const row = await this.deps.writes.run('insertLink', {
       code,
       id: this.deps.newId(),
       ownerId: principal.userId,
@@ -187,7 +190,7 @@ export class LinkService {
     const url = f.url ?? row.url;
     const domain = f.domain ?? row.domain;
     const expiresMs = f.expiresMs !== undefined ? f.expiresMs : row.expires_ms;
-    this.store.update(code, url, domain, expiresMs, nowMs);
+    await this.deps.writes.run('updateLink', { code, url, domain, expiresMs, nowMs });
     await this.invalidation.invalidate(code);
     return { status: 200, json: this.detailsOf(this.store.byCode(code)!) };
   }
@@ -195,7 +198,7 @@ export class LinkService {
   /** DELETE /api/links/{code}: afterwards the code answers 404 on every thread. */
   async remove(principal: Principal, code: string): Promise<Reply> {
     this.owned(principal, code);
-    this.store.remove(code);
+    await this.deps.writes.run('removeLink', { code });
     await this.invalidation.invalidate(code);
     return { status: 204 };
   }

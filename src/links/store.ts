@@ -112,8 +112,9 @@ export class LinkStore {
     return this.s.target.get(code) as { url: string; expires_ms: number | null } | undefined;
   }
 
-  update(code: string, url: string, domain: string, expiresMs: number | null, nowMs: number): void {
-    this.s.update.run(url, domain, iso(expiresMs), expiresMs, iso(nowMs), code);
+  /** False when no such link exists (any more). */
+  update(code: string, url: string, domain: string, expiresMs: number | null, nowMs: number): boolean {
+    return this.s.update.run(url, domain, iso(expiresMs), expiresMs, iso(nowMs), code).changes === 1;
   }
 
   /** Deletes a link and its analytics; its code stays in issued_codes and is never minted again. */

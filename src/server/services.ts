@@ -38,7 +38,7 @@ export function openServices(config: Config, dataDir: string, writerPort: Messag
   const accounts = new AccountStore(sqlite);
   const limits = new RateLimits(config, new SharedLimiter(hot), hooks, config.server.threads);
   const writes = new WriterClient(writerPort);
-  const links = new LinkService({ config, sqlite, hot, limits, newId: () => lease.ids.next(), nodeId: lease.nodeId });
+  const links = new LinkService({ config, sqlite, hot, limits, newId: () => lease.ids.next(), nodeId: lease.nodeId, writes });
   return {
     config,
     dataDir,

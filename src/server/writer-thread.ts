@@ -8,8 +8,7 @@ import { setLogLevel, log, errorFields } from '../log';
 import { openSqlite, walPath } from '../store/sqlite';
 import { WalSync } from '../store/wal-sync';
 import { HttpError, unavailable } from '../http/errors';
-import { SocialStore } from '../social/store';
-import { WRITE_OPS, type WriteOpName } from '../social/writes';
+import { writeExecutor, type WriteOpName } from './write-ops';
 import { GroupCommit, toWire, type WriteReply, type WriteRequest } from '../social/group-commit';
 import type { ToWriter, WriterData, FromWriter } from './messages';
 
@@ -21,13 +20,7 @@ const db = openSqlite(data.dataDir);
 // This connection's commits only append to the log; WalSync makes them durable before any answer.
 db.pragma('synchronous = NORMAL');
 const wal = new WalSync(walPath(data.dataDir));
-const store = new SocialStore(db);
-const exec = (name: WriteOpName, args: unknown): unknown => {
-  const op = WRITE_OPS[name] as ((s: SocialStore, a: unknown) => unknown) | undefined;
-  if (!op) throw new Error(`unknown write operation ${String(name)}`);
-  return op(store, args);
-};
-const group = new GroupCommit(db, exec);
+const group = new GroupCommit(db, writeExecutor(db));
 // [commits, writes], read by the supervisor for /metrics without a message round trip.
 const stats = new Float64Array(data.stats);
 

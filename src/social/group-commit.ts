@@ -1,5 +1,5 @@
 // Group commit on one writer thread. HTTP threads send their durable writes as named operations
-// (writes.ts) to the writer, one message per event-loop turn carrying all of that turn's writes.
+// (social/writes.ts, links/writes.ts) to the writer, one message per event-loop turn carrying all of that turn's writes.
 // The writer takes everything that has arrived, runs it in a single SQLite transaction with one
 // savepoint per write, and commits with one sync to disk; only then does it answer each thread.
 // A write that fails (a check made inside the transaction) rolls back alone and is answered with
@@ -9,7 +9,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { Transaction } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
 import { HttpError, unavailable, type ErrorCode } from '../http/errors';
-import type { WriteArgs, WriteOpName, WriteResults } from './writes';
+import type { WriteArgs, WriteExecutor, WriteOpName, WriteResults } from '../server/write-ops';
 
 /** HTTP thread → writer: flat triples of request number, operation name, arguments. */
 export type WriteRequest = unknown[];
@@ -43,7 +43,7 @@ export class GroupCommit {
   /** Transactions committed and writes they carried, for metrics and benchmarks. */
   readonly stats = { commits: 0, writes: 0 };
 
-  constructor(db: Sqlite, exec: (name: WriteOpName, args: unknown) => unknown) {
+  constructor(db: Sqlite, exec: WriteExecutor) {
     this.savepoint = db.transaction(exec);
     this.batch = db.transaction((ops: Array<[WriteOpName, unknown]>, out: Outcome[]) => {
       for (const [name, args] of ops) {

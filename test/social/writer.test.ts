@@ -6,8 +6,7 @@ import { join } from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { tempDataDir } from '../helpers/server';
 import { migrate, openSqlite } from '../../src/store/sqlite';
-import { SocialStore } from '../../src/social/store';
-import { WRITE_OPS, type WriteOpName } from '../../src/social/writes';
+import { writeExecutor } from '../../src/server/write-ops';
 import { GroupCommit, WriterClient } from '../../src/social/group-commit';
 import { HttpError } from '../../src/http/errors';
 import type { WriterData } from '../../src/server/messages';
@@ -17,8 +16,7 @@ const db = openSqlite(dir);
 migrate(db);
 const USER = '1001';
 db.prepare("INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, 'w', 'w', '2026-01-01T00:00:00.000Z')").run(USER);
-const store = new SocialStore(db);
-const exec = (name: WriteOpName, args: unknown) => (WRITE_OPS[name] as (s: SocialStore, a: unknown) => unknown)(store, args);
+const exec = writeExecutor(db);
 t.teardown(() => {
   db.close();
   rmSync(dir, { recursive: true, force: true });
@@ -55,6 +53,35 @@ t.test('one failing write in a batch rolls back alone; the others commit with th
   t.equal(count("SELECT COUNT(*) FROM events WHERE type = 'reply'"), 1);
   t.equal(count("SELECT COUNT(*) FROM media WHERE id = '7001'"), 1);
   t.same(group.stats, { commits: 1, writes: 6 });
+});
+
+t.test("the short-link service's writes run in the same groups, with their own outcomes", async (t) => {
+  const group = new GroupCommit(db, exec);
+  const link = { code: 'abc1234', id: '9001', ownerId: USER, url: 'https://example.com/a', domain: 'example.com', createdMs: Date.parse(now), expiresMs: null };
+  const out = group.commit([
+    ['insertLink', link],
+    ['insertLink', { ...link, id: '9002' }], // the same code again: constraint error
+    ['updateLink', { code: 'abc1234', url: 'https://example.com/b', domain: 'example.com', expiresMs: null, nowMs: Date.parse(now) + 1000 }],
+    ['updateLink', { code: 'nope000', url: 'https://example.com/c', domain: 'example.com', expiresMs: null, nowMs: Date.parse(now) }],
+    ['removeLink', { code: 'nope000' }],
+    ['createPost', post('5101')],
+  ]);
+  t.same(
+    out.map((o) => o.ok),
+    [true, false, true, false, false, true],
+  );
+  t.same((out[0] as { value: unknown }).value, {
+    code: 'abc1234', id: '9001', owner_id: USER, url: 'https://example.com/a', domain: 'example.com', created_at: now,
+    created_ms: Date.parse(now), updated_at: now, expires_at: null, expires_ms: null, retired_at: null,
+  });
+  t.match((out[1] as { ok: false; error: Error }).error.message, /UNIQUE/);
+  t.match((out[3] as { ok: false; error: unknown }).error, { status: 404, code: 'not_found' });
+  t.match((out[4] as { ok: false; error: unknown }).error, { status: 404, code: 'not_found' });
+  t.equal(db.prepare("SELECT url FROM links WHERE code = 'abc1234'").pluck().get(), 'https://example.com/b');
+  t.equal(count('SELECT COUNT(*) FROM links'), 1);
+  const removed = group.commit([['removeLink', { code: 'abc1234' }]]);
+  t.ok(removed[0].ok);
+  t.equal(count('SELECT COUNT(*) FROM links'), 0);
 });
 
 t.test('a real writer thread answers each write with its own outcome, HttpErrors intact', async (t) => {

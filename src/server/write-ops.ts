@@ -1,0 +1,28 @@
+// Every named write the writer thread runs, from every capability, bound to that capability's
+// store on the writer's connection. HTTP threads and the supervisor name an operation and send
+// its plain-data arguments (social/group-commit.ts); nothing else in a running server writes
+// the request path's rows.
+import type { Sqlite } from '../store/sqlite';
+import { SocialStore } from '../social/store';
+import { LinkStore } from '../links/store';
+import { WRITE_OPS as SOCIAL_WRITE_OPS, type WriteArgs as SocialWriteArgs, type WriteResults as SocialWriteResults } from '../social/writes';
+import { LINK_WRITE_OPS, type LinkWriteArgs, type LinkWriteResults } from '../links/writes';
+
+export type WriteArgs = SocialWriteArgs & LinkWriteArgs;
+export type WriteResults = SocialWriteResults & LinkWriteResults;
+export type WriteOpName = keyof WriteArgs;
+
+export type WriteExecutor = (name: WriteOpName, args: unknown) => unknown;
+
+export function writeExecutor(db: Sqlite): WriteExecutor {
+  const social = new SocialStore(db);
+  const links = new LinkStore(db);
+  const ops = new Map<string, (args: unknown) => unknown>();
+  for (const [name, op] of Object.entries(SOCIAL_WRITE_OPS)) ops.set(name, (args) => (op as (s: SocialStore, a: unknown) => unknown)(social, args));
+  for (const [name, op] of Object.entries(LINK_WRITE_OPS)) ops.set(name, (args) => (op as (s: LinkStore, a: unknown) => unknown)(links, args));
+  return (name, args) => {
+    const op = ops.get(name);
+    if (!op) throw new Error(`unknown write operation ${String(name)}`);
+    return op(args);
+  };
+}
