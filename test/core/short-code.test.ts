@@ -28,14 +28,30 @@ t.test('reserved paths are never codes', async (t) => {
     t.ok(isReservedCode(r), r);
   }
   t.notOk(isReservedCode('abc1234'));
-  // A generator that can only produce 'media' (then 'x' characters) never yields it.
-  let calls = 0;
+  // A byte stream that spells 'media', then 'xxxxx': the first is skipped, the second taken.
+  const stream = [...'mediaxxxxx'].map((ch) => CODE_ALPHABET.indexOf(ch));
   const random = (n: number) => {
-    calls++;
-    const word = calls === 1 ? 'media' : 'xxxxx';
-    return Uint8Array.from([...word].map((ch) => CODE_ALPHABET.indexOf(ch)).concat(Array(Math.max(0, n - 5)).fill(0)));
+    const taken = stream.splice(0, n);
+    return Uint8Array.from(taken.concat(Array(n - taken.length).fill(0)));
   };
   t.same(generateCodes(1, 5, random), ['xxxxx']);
+});
+
+t.test('generateCodes draws random bytes in bulk, skipping bytes >= 248 across draws', async (t) => {
+  const sizes: number[] = [];
+  // Every other byte is rejected; the accepted ones walk the alphabet.
+  let next = 0;
+  const random = (n: number) => {
+    sizes.push(n);
+    return Uint8Array.from({ length: n }, (_, i) => (i % 2 === 1 ? 250 : next++ % 62));
+  };
+  // (The accepted characters repeat every 62, so at most 31 distinct 4-character codes exist here.)
+  const codes = generateCodes(20, 4, random);
+  t.equal(codes.length, 20);
+  t.same(codes.slice(0, 3), ['0123', '4567', '89AB']);
+  t.ok(codes.every((c) => /^[0-9A-Za-z]{4}$/.test(c)));
+  // 88 bytes (20 codes × 4 characters × 1.1) yield 11 codes here, then 64-byte draws for the rest.
+  t.same(sizes, [88, 64, 64]);
 });
 
 t.test('isCodeShaped', async (t) => {
