@@ -5,25 +5,20 @@ import type { BackgroundContext, BackgroundModule } from '../server/background';
 import { clickQueueState, openClickQueue } from './clicks';
 import { CodePool } from './code-pool';
 import { openFlagMirror } from './anomaly';
-import { errorFields, log } from '../log';
 
 export const linksBackground: BackgroundModule = {
+  // Fill the pool to its target before the server listens (a first start fills 10,000 codes);
+  // afterwards a job tops it up below the low-water mark.
+  async prepare(ctx: BackgroundContext) {
+    await ctx.runTask({ task: 'links.refillPool', payload: { below: ctx.config.links.pool_target } });
+  },
   jobs(ctx: BackgroundContext) {
     const pool = new CodePool(ctx.hot);
-    // Fill the pool to its target once at start-up; afterwards top it up below the low-water mark.
-    let initial: Promise<unknown> | undefined = ctx
-      .runTask({ task: 'links.refillPool', payload: { below: ctx.config.links.pool_target } })
-      .catch((err) => log.error('initial code pool fill failed', errorFields(err)));
     return [
       {
         name: 'links.refillPool',
         everyMs: 500,
         async run(c) {
-          if (initial) {
-            const first = initial;
-            initial = undefined;
-            await first;
-          }
           if (pool.size() < c.config.links.pool_low_water) await c.runTask({ task: 'links.refillPool' });
         },
       },

@@ -34,6 +34,12 @@ export interface BackgroundJob {
 
 /** A capability's contribution to the supervisor: jobs, and gauges for /metrics. */
 export interface BackgroundModule {
+  /**
+   * Work that must be done before the server is reported listening, so that it is ready when it
+   * says so and the first requests do not compete with it (the code pool's first fill). A
+   * failure is logged; the jobs then catch up.
+   */
+  prepare?(ctx: BackgroundContext): Promise<void>;
   jobs(ctx: BackgroundContext): BackgroundJob[];
   gauges?(registry: Registry, ctx: BackgroundContext): void;
 }
@@ -42,7 +48,9 @@ export function createPool(config: Config, dataDir: string): Piscina {
   return new Piscina({
     filename: join(__dirname, '..', 'workers', 'tasks.js'),
     workerData: { config, dataDir },
-    minThreads: 1,
+    // Both threads stay up (the machine this is built for has two cores) with their stores open
+    // (workers/tasks.ts): a thread started on demand would run its first task cold.
+    minThreads: 2,
     maxThreads: 2,
     idleTimeout: 30_000,
     maxQueue: 1000,

@@ -297,6 +297,9 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   try {
     await startWriter();
+    await Promise.all(
+      BACKGROUND_MODULES.map((m) => m.prepare?.(bgContext).catch((err) => log.error('background preparation failed', errorFields(err)))),
+    );
     for (let i = 0; i < config.server.threads; i++) threads.push(await startThread(i));
   } catch (err) {
     process.stderr.write(`perch: ${(err as Error).message}\n`);

@@ -65,8 +65,6 @@ function fanoutCursor(db: Sqlite): OutboxCursor {
   return c;
 }
 
-const warmed = new WeakSet<Sqlite>();
-
 /**
  * Under load, fan-out tasks start at most this often. A task's cost is mostly one rewrite per
  * home timeline it touches, whatever the number of new ids it adds there, so a task that gathers
@@ -83,13 +81,6 @@ const lastTaskStart = new WeakMap<Sqlite, number>();
  */
 export async function dispatchFanout(ctx: BackgroundContext, final = false): Promise<void> {
   const cursor = fanoutCursor(ctx.sqlite);
-  if (!warmed.has(ctx.sqlite)) {
-    // An empty range, once: a pool thread loads the task, opens its stores and prepares its
-    // statements now rather than while the first post waits for its fan-out (hundreds of ms).
-    warmed.add(ctx.sqlite);
-    const at = cursor.last();
-    await ctx.runTask({ task: 'social.fanout', payload: { after: at, upTo: at } satisfies FanoutRange });
-  }
   for (let first = true; ; first = false) {
     const last = cursor.last();
     const newest = cursor.newest();

@@ -30,6 +30,15 @@ function context(): TaskContext {
   return ctx;
 }
 
+// Opened as the thread starts (the pool keeps its threads up), not in the first task: a post's
+// first fan-out should not wait for a thread to open its stores. A failure here surfaces again,
+// with its message, in the first task that needs them.
+try {
+  context();
+} catch {
+  // (see above)
+}
+
 export default async function runTask(request: TaskRequest): Promise<unknown> {
   const handler = TASKS[request.task];
   if (!handler) throw new Error(`unknown task ${String(request.task)}`);
