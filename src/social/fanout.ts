@@ -25,6 +25,8 @@ interface FanoutStatements {
   posts: Statement;
   /** Followers of an author and the id their follow was minted at, below a bound. */
   followers: Statement;
+  /** Just the followers whose follow was minted below a bound: all a single new post needs. */
+  followersBelow: Statement;
   markPulled: Statement;
 }
 
@@ -45,6 +47,7 @@ function prepared(db: Sqlite): FanoutStatements {
         .raw()
         .safeIntegers(true),
       followers: db.prepare('SELECT follower_id, since_id FROM follows WHERE followee_id = ? AND since_id < ?').raw().safeIntegers(true),
+      followersBelow: db.prepare('SELECT follower_id FROM follows WHERE followee_id = ? AND since_id < ?').pluck(),
       markPulled: db.prepare('INSERT OR IGNORE INTO pull_authors (author_id, marked_at) VALUES (?, ?)'),
     };
     statements.set(db, s);
@@ -80,6 +83,11 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
     else byAuthor.set(authorId, [id]);
   }
   for (const [authorId, ids] of byAuthor) {
+    if (ids.length === 1) {
+      // The usual case: the query's bound already keeps only follows made before the post.
+      for (const follower of s.followersBelow.all(authorId, ids[0]) as string[]) push(follower, ids[0]);
+      continue;
+    }
     let newest = ids[0];
     for (const id of ids) if (id > newest) newest = id;
     for (const [follower, since] of s.followers.all(authorId, newest) as Array<[string, bigint]>) {
