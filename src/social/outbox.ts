@@ -37,9 +37,9 @@ export class OutboxCursor {
 
   /**
    * Records that every event up to `seq` was processed. The write goes through the writer thread,
-   * in its next group commit, like every other write of the running server: a second connection
-   * writing here would take SQLite's write lock between the writer's commits, and whichever side
-   * finds it taken sleeps in the busy handler for a millisecond or more (posts stalled behind it).
+   * in its next group commit, like the request path's writes: written on this connection every few
+   * milliseconds, it took SQLite's write lock between the writer's commits, and whichever side
+   * found it taken slept in the busy handler for a millisecond or more (posts stalled behind it).
    */
   advance(writes: WriterClient, seq: number): Promise<void> {
     return writes.run('advanceConsumer', { name: this.consumer, seq, now: new Date().toISOString() });
