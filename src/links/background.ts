@@ -5,12 +5,18 @@ import type { BackgroundContext, BackgroundModule } from '../server/background';
 import { clickQueueState, openClickQueue } from './clicks';
 import { CodePool } from './code-pool';
 import { openFlagMirror } from './anomaly';
+import { log } from '../log';
 
 export const linksBackground: BackgroundModule = {
   // Fill the pool to its target before the server listens (a first start fills 10,000 codes);
   // afterwards a job tops it up below the low-water mark.
   async prepare(ctx: BackgroundContext) {
-    await ctx.runTask({ task: 'links.refillPool', payload: { below: ctx.config.links.pool_target } });
+    const size = new CodePool(ctx.hot).size();
+    const target = ctx.config.links.pool_target;
+    if (size >= target) return;
+    // Said before the wait, so a slow first start (a large target) explains itself in the log.
+    log.info('filling the code pool before listening', { size, target });
+    await ctx.runTask({ task: 'links.refillPool', payload: { below: target } });
   },
   jobs(ctx: BackgroundContext) {
     const pool = new CodePool(ctx.hot);
