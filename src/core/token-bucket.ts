@@ -162,3 +162,22 @@ export function peekRules(rules: LimitRule[], states: Array<LimitState | undefin
   const b = bindingIndex(shown);
   return { ...shown[b], allowed: shown.every((s) => s.remaining >= 1), retryAfterSeconds: 0 };
 }
+
+/**
+ * Gives back one request to every rule (a request that was counted but then not served: the
+ * server could not create what it asked for). A bucket gets one token, up to its capacity; a
+ * quota un-counts one request of the current day (a request of an earlier day is already gone
+ * from it). Returns the states to store; a rule with no state stays at its default (full).
+ */
+export function refundRules(rules: LimitRule[], states: Array<LimitState | undefined>, nowMs: number): Array<LimitState | undefined> {
+  return rules.map((rule, i) => {
+    const state = states[i];
+    if (state === undefined) return undefined;
+    if (rule.kind === 'bucket') {
+      const s = state as BucketState;
+      return { tokens: Math.min(rule.capacity, refill(s, rule, nowMs) + 1), updatedMs: Math.max(nowMs, s.updatedMs) };
+    }
+    const q = state as QuotaState;
+    return q.day === Math.floor(nowMs / DAY_MS) ? { day: q.day, count: Math.max(0, q.count - 1) } : q;
+  });
+}

@@ -111,21 +111,28 @@ export class LinkService {
     const body = parseWith(shortenBody, input);
     const fields = this.checkFields(body.url, body.expires_at, nowMs);
     const headers = limits.enforceShorten(principal.keyId, nowMs);
-    const code = await this.drawCode();
-    if (code === undefined) {
-      throw unavailable(1, 'No short codes are available right now; try again shortly.');
+    let row: LinkRow;
+    try {
+      const code = await this.drawCode();
+      if (code === undefined) {
+        throw unavailable(1, 'No short codes are available right now; try again shortly.');
+      }
+      row = await this.deps.writes.run('insertLink', {
+        code,
+        id: this.deps.newId(),
+        ownerId: principal.userId,
+        url: fields.url!,
+        domain: fields.domain!,
+        createdMs: Date.now(),
+        expiresMs: fields.expiresMs ?? null,
+      });
+    } catch (err) {
+      // Nothing was created: the creation taken above goes back to the key's limits (so the
+      // error's limiter headers, read after this, show it back).
+      limits.refundShorten(principal.keyId);
+      throw err;
     }
-    const createdMs = Date.now();
-    const row = await this.deps.writes.run('insertLink', {
-      code,
-      id: this.deps.newId(),
-      ownerId: principal.userId,
-      url: fields.url!,
-      domain: fields.domain!,
-      createdMs,
-      expiresMs: fields.expiresMs ?? null,
-    });
-    headers['Location'] = '/api/links/' + code;
+    headers['Location'] = '/api/links/' + row.code;
     return { status: 201, json: this.present(row), headers };
   }
 

@@ -56,6 +56,19 @@ export class RateLimits {
     return this.enforce('shorten:' + keyId, this.shorten, this.config.limits.on_store_error.shorten, nowMs);
   }
 
+  /**
+   * Gives the creation taken by enforceShorten back, for a request that then created nothing
+   * through no fault of the client (no code available, the store unavailable). Best effort: a
+   * store failure here only leaves the creation counted.
+   */
+  refundShorten(keyId: string, nowMs = Date.now()): void {
+    try {
+      this.shared.refund('shorten:' + keyId, this.shorten, nowMs);
+    } catch (err) {
+      log.error('rate limiter store failed', { identity: 'shorten', refund: true, ...errorFields(err) });
+    }
+  }
+
   enforceSearch(keyId: string, tier: SearchTier, nowMs = Date.now()): Record<string, string> {
     return this.enforce(`search:${tier}:${keyId}`, this.search[tier], this.config.limits.on_store_error.search, nowMs);
   }

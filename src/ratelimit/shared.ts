@@ -1,7 +1,7 @@
 // The strict limiter: bucket state in LMDB, read-refill-decrement-write inside one LMDB write
 // transaction, so every HTTP thread and every process on the data dir sees one bucket and two
 // concurrent requests can never both take the last token.
-import { evaluateRules, peekRules, type CompositeDecision, type LimitOutcome, type LimitRule, type LimitState } from '../core/token-bucket';
+import { evaluateRules, peekRules, refundRules, type CompositeDecision, type LimitOutcome, type LimitRule, type LimitState } from '../core/token-bucket';
 import type { HotStore, LmdbDb } from '../store/lmdb';
 
 // One record per identity and rule set: two float64 per rule (bucket: tokens, updated ms;
@@ -17,10 +17,12 @@ function decode(buf: Buffer | undefined, rules: LimitRule[]): Array<LimitState |
   return out;
 }
 
-function encode(states: LimitState[]): Buffer {
+function encode(states: Array<LimitState | undefined>, rules: LimitRule[]): Buffer {
   const buf = Buffer.allocUnsafe(states.length * 16);
   for (let i = 0; i < states.length; i++) {
-    const s = states[i];
+    // A rule without state (refunded before it was ever used) is stored as untouched: full.
+    const rule = rules[i];
+    const s = states[i] ?? (rule.kind === 'bucket' ? { tokens: rule.capacity, updatedMs: 0 } : { day: 0, count: 0 });
     if ('tokens' in s) {
       buf.writeDoubleLE(s.tokens, i * 16);
       buf.writeDoubleLE(s.updatedMs, i * 16 + 8);
@@ -55,7 +57,7 @@ export class SharedLimiter {
     const key = recordKey(identity, rules);
     return db.transactionSync(() => {
       const decision = evaluateRules(rules, decode(db.get(key), rules), nowMs);
-      if (decision.allowed) db.putSync(key, encode(decision.next));
+      if (decision.allowed) db.putSync(key, encode(decision.next, rules));
       return decision;
     });
   }
@@ -63,6 +65,17 @@ export class SharedLimiter {
   /** The identity's binding limit as it stands, consuming nothing. */
   peek(identity: string, rules: LimitRule[], nowMs = Date.now()): LimitOutcome {
     return peekRules(rules, decode(this.db.get(recordKey(identity, rules)), rules), nowMs);
+  }
+
+  /** Gives back one request to every rule of `identity` (see refundRules), atomically. */
+  refund(identity: string, rules: LimitRule[], nowMs = Date.now()): void {
+    const db = this.db;
+    const key = recordKey(identity, rules);
+    db.transactionSync(() => {
+      const states = decode(db.get(key), rules);
+      if (states.every((s) => s === undefined)) return;
+      db.putSync(key, encode(refundRules(rules, states, nowMs), rules));
+    });
   }
 
   /** Forgets an identity's state for a rule set. */

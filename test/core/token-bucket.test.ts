@@ -1,5 +1,5 @@
 import t from 'tap';
-import { evaluateRules, peekRules, refill, takeQuota, takeToken, type LimitRule } from '../../src/core/token-bucket';
+import { evaluateRules, peekRules, refill, refundRules, takeQuota, takeToken, type LimitRule } from '../../src/core/token-bucket';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0, 0); // 1795348800000
 const T0s = T0 / 1000;
@@ -127,4 +127,33 @@ t.test('peek shows the binding limit without consuming', async (t) => {
   t.equal(p.remaining, 3);
   t.equal(p.limit, 20);
   t.equal(p.resetUnix, T0s + 51);
+});
+
+t.test('refundRules gives one request back to every rule, within its bounds', async (t) => {
+  const DAY = 86_400_000;
+  const rules: LimitRule[] = [
+    { kind: 'bucket', name: 'burst', capacity: 10, refillPerSecond: 0.1 },
+    { kind: 'daily', name: 'day', limit: 100 },
+  ];
+  const today = Math.floor(T0 / DAY);
+  // A bucket refills to now, then gets one token; the quota un-counts one of today's requests.
+  t.same(refundRules(rules, [{ tokens: 2.5, updatedMs: T0 - 10_000 }, { day: today, count: 7 }], T0), [
+    { tokens: 4.5, updatedMs: T0 },
+    { day: today, count: 6 },
+  ]);
+  // Never above capacity, never below zero.
+  t.same(refundRules(rules, [{ tokens: 9.8, updatedMs: T0 }, { day: today, count: 0 }], T0), [
+    { tokens: 10, updatedMs: T0 },
+    { day: today, count: 0 },
+  ]);
+  // Yesterday's count is already gone from today's quota: nothing to give back.
+  t.same(refundRules(rules, [{ tokens: 0, updatedMs: T0 }, { day: today - 1, count: 5 }], T0)[1], { day: today - 1, count: 5 });
+  // A rule never used stays untouched (full); a clock that stepped back keeps the later time.
+  t.same(refundRules(rules, [undefined, undefined], T0), [undefined, undefined]);
+  t.same(refundRules(rules, [{ tokens: 1, updatedMs: T0 + 5000 }, undefined], T0)[0], { tokens: 2, updatedMs: T0 + 5000 });
+  // A check, then a refund, leaves the remaining count as it was before the check.
+  const before = peekRules(rules, [{ tokens: 3, updatedMs: T0 }, { day: today, count: 10 }], T0);
+  const taken = evaluateRules(rules, [{ tokens: 3, updatedMs: T0 }, { day: today, count: 10 }], T0);
+  t.equal(taken.remaining, before.remaining - 1);
+  t.equal(peekRules(rules, refundRules(rules, taken.next, T0), T0).remaining, before.remaining);
 });

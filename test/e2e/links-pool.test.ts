@@ -7,8 +7,15 @@ let server: TestServer;
 let alice: Key;
 
 t.before(async () => {
-  // Two codes at start-up and no refills (the low-water mark is 0).
-  server = await startServer({ threads: testThreads(), config: { links: { pool_target: 2, pool_low_water: 0, pool_wait_ms: 300 } } });
+  // Two codes at start-up and no refills (the low-water mark is 0). The creation limit barely
+  // refills and the burst cap is wide, so the headers show exactly how many creations were used.
+  server = await startServer({
+    threads: testThreads(),
+    config: {
+      links: { pool_target: 2, pool_low_water: 0, pool_wait_ms: 300 },
+      limits: { shorten: { capacity: 20, refill_per_second: 0.0001, burst_per_second: 100, daily_quota: 1000 } },
+    },
+  });
   alice = await server.keygen('alice');
   await waitFor('the initial pool fill', async () => ((await metric(server, 'perch_code_pool_size')) === 2 ? true : undefined));
 });
@@ -29,6 +36,12 @@ t.test('pool empty: 503 unavailable with retry hints; redirects still 302', asyn
   t.ok(Number.isInteger(c.json.retry_after_seconds) && c.json.retry_after_seconds >= 1);
   t.equal(c.headers.get('retry-after'), String(c.json.retry_after_seconds));
   t.ok(hasLimitHeaders(c), 'limiter headers on the 503');
+  // Nothing was created, so the creation the 503 had taken was given back.
+  t.equal(b.headers.get('x-ratelimit-remaining'), '18', 'two creations used');
+  t.equal(c.headers.get('x-ratelimit-remaining'), '18', 'the 503 used up no creation');
+  const again = await shorten(server, alice, { url: 'https://example.com/d' });
+  t.equal(again.status, 503);
+  t.equal(again.headers.get('x-ratelimit-remaining'), '18', 'nor did a second one');
   for (const r of [a, b]) {
     for (let i = 0; i < 10; i++) {
       const go = await server.get('/' + r.json.short_code);

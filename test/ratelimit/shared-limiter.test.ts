@@ -57,3 +57,34 @@ t.test('a rejected composite request consumes nothing; separate identities are i
   limiter.reset('a', rules);
   t.equal(limiter.check('a', rules, now).allowed, true, 'reset forgets the state');
 });
+
+t.test('a refund gives the last check back, atomically, and never exceeds the capacity', async (t) => {
+  const dataDir = tempDataDir();
+  const hot = openHotStore(dataDir);
+  t.teardown(async () => {
+    await hot.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const limiter = new SharedLimiter(hot);
+  const now = Date.UTC(2026, 10, 22, 12, 0, 0);
+  const rules = [
+    { kind: 'bucket' as const, name: 'burst', capacity: 2, refillPerSecond: 1e-9 },
+    { kind: 'daily' as const, name: 'day', limit: 3 },
+  ];
+  limiter.refund('a', rules, now);
+  t.equal(limiter.peek('a', rules, now).remaining, 2, 'a refund before any use changes nothing');
+  t.equal(limiter.check('a', rules, now).allowed, true);
+  t.equal(limiter.check('a', rules, now).allowed, true);
+  t.same(limiter.check('a', rules, now).rejectedBy, ['burst']);
+  limiter.refund('a', rules, now);
+  t.equal(limiter.peek('a', rules, now).remaining, 1);
+  t.equal(limiter.check('a', rules, now).allowed, true, 'the refunded request can be made again');
+  // The daily quota got its count back too: three checks passed today, one was refunded.
+  limiter.refund('a', rules, now);
+  limiter.refund('a', rules, now);
+  limiter.refund('a', rules, now);
+  t.equal(limiter.peek('a', rules, now).remaining, 2, 'capped at the capacity');
+  t.equal(limiter.check('a', rules, now).allowed, true);
+  t.equal(limiter.check('a', rules, now).allowed, true);
+  t.same(limiter.check('a', rules, now).rejectedBy, ['burst']);
+});
