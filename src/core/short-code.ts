@@ -14,41 +14,47 @@ export function isReservedCode(code: string): boolean {
 }
 
 /**
- * One random code of `length` characters. Bytes at or above 248 (= 4 × 62) are discarded so every
- * character is uniformly distributed (no modulo bias). `random` is injectable for tests.
+ * The next code of `length` characters from a stream of random bytes. Bytes at or above 248
+ * (= 4 × 62) are skipped so every character is uniformly distributed (no modulo bias).
  */
-export function generateCode(length: number, random: (n: number) => Uint8Array = randomBytes): string {
+function codeFrom(length: number, nextByte: () => number): string {
   let out = '';
   while (out.length < length) {
-    const bytes = random(length * 2);
-    for (let i = 0; i < bytes.length && out.length < length; i++) {
-      const b = bytes[i];
-      if (b < 248) out += CODE_ALPHABET[b % 62];
-    }
+    const b = nextByte();
+    if (b < 248) out += CODE_ALPHABET[b % 62];
   }
   return out;
 }
 
+/** A stream of random bytes, drawn `drawSize()` at a time from `random`. */
+function byteStream(random: (n: number) => Uint8Array, drawSize: () => number): () => number {
+  let bytes: Uint8Array = new Uint8Array(0);
+  let at = 0;
+  return () => {
+    if (at >= bytes.length) {
+      bytes = random(drawSize());
+      at = 0;
+    }
+    return bytes[at++];
+  };
+}
+
+/** One random code of `length` characters. `random` is injectable for tests. */
+export function generateCode(length: number, random: (n: number) => Uint8Array = randomBytes): string {
+  return codeFrom(length, byteStream(random, () => length * 2));
+}
+
 /**
  * Fresh codes for the pool: distinct among themselves and never reserved. Random bytes are drawn
- * in bulk for many codes at once (with the same rejection of bytes at or above 248): one draw
- * per code was most of the cost of filling a pool of 10,000.
+ * in bulk for many codes at once: one draw per code was most of the cost of filling a pool of
+ * 10,000. About 3 % of bytes are skipped, so a draw asks for a little more than the remaining
+ * codes need.
  */
 export function generateCodes(count: number, length: number, random: (n: number) => Uint8Array = randomBytes): string[] {
   const seen = new Set<string>();
-  let bytes: Uint8Array = new Uint8Array(0);
-  let at = 0;
+  const nextByte = byteStream(random, () => Math.max(64, Math.ceil((count - seen.size) * length * 1.1)));
   while (seen.size < count) {
-    let code = '';
-    while (code.length < length) {
-      if (at >= bytes.length) {
-        // About 3 % of bytes are rejected; ask for a little more than the remaining codes need.
-        bytes = random(Math.max(64, Math.ceil((count - seen.size) * length * 1.1)));
-        at = 0;
-      }
-      const b = bytes[at++];
-      if (b < 248) code += CODE_ALPHABET[b % 62];
-    }
+    const code = codeFrom(length, nextByte);
     if (!isReservedCode(code)) seen.add(code);
   }
   return [...seen];
