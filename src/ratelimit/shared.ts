@@ -17,12 +17,10 @@ function decode(buf: Buffer | undefined, rules: LimitRule[]): Array<LimitState |
   return out;
 }
 
-function encode(states: Array<LimitState | undefined>, rules: LimitRule[]): Buffer {
+function encode(states: LimitState[]): Buffer {
   const buf = Buffer.allocUnsafe(states.length * 16);
   for (let i = 0; i < states.length; i++) {
-    // A rule without state (refunded before it was ever used) is stored as untouched: full.
-    const rule = rules[i];
-    const s = states[i] ?? (rule.kind === 'bucket' ? { tokens: rule.capacity, updatedMs: 0 } : { day: 0, count: 0 });
+    const s = states[i];
     if ('tokens' in s) {
       buf.writeDoubleLE(s.tokens, i * 16);
       buf.writeDoubleLE(s.updatedMs, i * 16 + 8);
@@ -57,7 +55,7 @@ export class SharedLimiter {
     const key = recordKey(identity, rules);
     return db.transactionSync(() => {
       const decision = evaluateRules(rules, decode(db.get(key), rules), nowMs);
-      if (decision.allowed) db.putSync(key, encode(decision.next, rules));
+      if (decision.allowed) db.putSync(key, encode(decision.next));
       return decision;
     });
   }
@@ -73,8 +71,9 @@ export class SharedLimiter {
     const key = recordKey(identity, rules);
     db.transactionSync(() => {
       const states = decode(db.get(key), rules);
-      if (states.every((s) => s === undefined)) return;
-      db.putSync(key, encode(refundRules(rules, states, nowMs), rules));
+      // A record holds every rule or none (decode): with none, nothing was ever taken.
+      if (states[0] === undefined) return;
+      db.putSync(key, encode(refundRules(rules, states, nowMs) as LimitState[]));
     });
   }
 
