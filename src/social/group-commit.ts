@@ -1,10 +1,11 @@
 // Group commit on one writer thread. HTTP threads send their durable writes as named operations
-// (social/writes.ts, links/writes.ts) to the writer, one message per event-loop turn carrying all of that turn's writes.
-// The writer takes everything that has arrived, runs it in a single SQLite transaction with one
-// savepoint per write, and commits with one sync to disk; only then does it answer each thread.
-// A write that fails (a check made inside the transaction) rolls back alone and is answered with
-// its error while the others commit. While the writer syncs, new messages queue up, so batches
-// grow with load and the HTTP threads never wait on the disk themselves.
+// (social/writes.ts, links/writes.ts) to the writer, one message per event-loop turn carrying all
+// of that turn's writes. The writer takes everything that has arrived, runs it in a single SQLite
+// transaction with one savepoint per write, commits, and answers each thread once a sync of the
+// log covers that commit (store/wal-sync.ts). A write that fails (a check made inside the
+// transaction) rolls back alone and is answered with its error while the others commit. While a
+// sync runs, new messages queue up, so batches grow with load and the HTTP threads never wait on
+// the disk themselves.
 import type { MessagePort } from 'node:worker_threads';
 import type { Transaction } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';

@@ -16,7 +16,7 @@ export class WalSync {
   /** Callbacks of commits made since the running sync started: the next sync covers them. */
   private next: SyncDone[] = [];
   private idle: Array<() => void> = [];
-  /** Syncs completed, for metrics. */
+  /** Syncs completed (reported when the writer stops). */
   syncs = 0;
 
   constructor(private readonly walPath: string) {}
