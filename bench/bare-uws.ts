@@ -16,22 +16,36 @@ const mode = process.argv[2] ?? 'json201';
 const size = Number(process.argv[3] ?? 0);
 const app = uws.App();
 
+/** Whether the client went away before its answer; read when the answer is due. */
+interface Incoming {
+  aborted: boolean;
+}
+
+/** Reads a POST body to its end and hands over its JSON `text`, unless the client went away. */
+function readPostText(res: HttpResponse, done: (text: string, incoming: Incoming) => void): void {
+  const incoming: Incoming = { aborted: false };
+  res.onAborted(() => (incoming.aborted = true));
+  const chunks: Buffer[] = [];
+  res.onData((chunk, isLast) => {
+    chunks.push(Buffer.from(new Uint8Array(chunk)));
+    if (!isLast || incoming.aborted) return;
+    done((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { text: string }).text, incoming);
+  });
+}
+
+/** Answers 201 with a created post's JSON (the shape perch answers with). */
+function answerCreated(res: HttpResponse, post: { id: string; text: string; author_id: string; created_at: string }): void {
+  const reply = JSON.stringify({ id: post.id, text: post.text, author_id: post.author_id, media_ids: [], reply_to: null, created_at: post.created_at });
+  res.cork(() => {
+    res.writeStatus('201 Created');
+    res.writeHeader('Content-Type', 'application/json');
+    res.end(reply);
+  });
+}
+
 if (mode === 'json201') {
   app.post('/*', (res) => {
-    let aborted = false;
-    res.onAborted(() => (aborted = true));
-    const chunks: Buffer[] = [];
-    res.onData((chunk, isLast) => {
-      chunks.push(Buffer.from(new Uint8Array(chunk)));
-      if (!isLast || aborted) return;
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { text: string };
-      const reply = JSON.stringify({ id: '382893587576131584', text: body.text, author_id: '382893586405924864', media_ids: [], reply_to: null, created_at: new Date().toISOString() });
-      res.cork(() => {
-        res.writeStatus('201 Created');
-        res.writeHeader('Content-Type', 'application/json');
-        res.end(reply);
-      });
-    });
+    readPostText(res, (text) => answerCreated(res, { id: '382893587576131584', text, author_id: '382893586405924864', created_at: new Date().toISOString() }));
   });
 } else if (mode === 'groupcommit') {
   const db = new Database(join(process.argv[3], 'groupcommit.db'));
@@ -42,7 +56,7 @@ if (mode === 'json201') {
     CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, post_id TEXT NOT NULL, created_at TEXT NOT NULL);`);
   const insertPost = db.prepare('INSERT INTO posts (id, author_id, text, created_at) VALUES (?, ?, ?, ?)');
   const insertEvent = db.prepare("INSERT INTO events (type, post_id, created_at) VALUES ('post_created', ?, ?)");
-  interface Pending { res: HttpResponse; aborted: boolean; id: number; author: string; text: string; at: string }
+  interface Pending { res: HttpResponse; incoming: Incoming; id: number; author: string; text: string; at: string }
   let queue: Pending[] = [];
   let nextId = 1;
   const commit = db.transaction((batch: Pending[]) => {
@@ -56,25 +70,13 @@ if (mode === 'json201') {
     queue = [];
     commit.immediate(batch);
     for (const p of batch) {
-      if (p.aborted) continue;
-      const reply = JSON.stringify({ id: String(p.id), text: p.text, author_id: p.author, media_ids: [], reply_to: null, created_at: p.at });
-      p.res.cork(() => {
-        p.res.writeStatus('201 Created');
-        p.res.writeHeader('Content-Type', 'application/json');
-        p.res.end(reply);
-      });
+      if (!p.incoming.aborted) answerCreated(p.res, { id: String(p.id), text: p.text, author_id: p.author, created_at: p.at });
     }
   };
   app.post('/*', (res) => {
-    const p: Pending = { res, aborted: false, id: 0, author: 'author' + (nextId % 50), text: '', at: '' };
-    res.onAborted(() => (p.aborted = true));
-    const chunks: Buffer[] = [];
-    res.onData((chunk, isLast) => {
-      chunks.push(Buffer.from(new Uint8Array(chunk)));
-      if (!isLast || p.aborted) return;
-      p.text = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { text: string }).text.normalize('NFC');
-      p.id = nextId++;
-      p.at = new Date().toISOString();
+    const author = 'author' + (nextId % 50);
+    readPostText(res, (text, incoming) => {
+      const p: Pending = { res, incoming, id: nextId++, author, text: text.normalize('NFC'), at: new Date().toISOString() };
       if (queue.push(p) === 1) setImmediate(flush);
     });
   });
