@@ -8,6 +8,18 @@ import { openHotStore } from '../../src/store/lmdb';
 import { SharedLimiter } from '../../src/ratelimit/shared';
 
 const FIXTURE = join(__dirname, '..', 'fixtures', 'limiter-hammer.js');
+const now = Date.UTC(2026, 10, 22, 12, 0, 0);
+
+/** A limiter on a fresh data dir, removed when the test ends. */
+function openLimiter(t: { teardown(fn: () => unknown): void }): SharedLimiter {
+  const dataDir = tempDataDir();
+  const hot = openHotStore(dataDir);
+  t.teardown(async () => {
+    await hot.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return new SharedLimiter(hot);
+}
 
 t.test('threads and processes on one data dir share one bucket: exactly capacity pass', async (t) => {
   const dataDir = tempDataDir();
@@ -32,14 +44,7 @@ t.test('threads and processes on one data dir share one bucket: exactly capacity
 });
 
 t.test('a rejected composite request consumes nothing; separate identities are independent', async (t) => {
-  const dataDir = tempDataDir();
-  const hot = openHotStore(dataDir);
-  t.teardown(async () => {
-    await hot.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  const limiter = new SharedLimiter(hot);
-  const now = Date.UTC(2026, 10, 22, 12, 0, 0);
+  const limiter = openLimiter(t);
   const rules = [
     { kind: 'bucket' as const, name: 'big', capacity: 3, refillPerSecond: 1e-9 },
     { kind: 'bucket' as const, name: 'small', capacity: 1, refillPerSecond: 1 },
@@ -59,14 +64,7 @@ t.test('a rejected composite request consumes nothing; separate identities are i
 });
 
 t.test('a refund gives the last check back, atomically, and never exceeds the capacity', async (t) => {
-  const dataDir = tempDataDir();
-  const hot = openHotStore(dataDir);
-  t.teardown(async () => {
-    await hot.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  const limiter = new SharedLimiter(hot);
-  const now = Date.UTC(2026, 10, 22, 12, 0, 0);
+  const limiter = openLimiter(t);
   const rules = [
     { kind: 'bucket' as const, name: 'burst', capacity: 2, refillPerSecond: 1e-9 },
     { kind: 'daily' as const, name: 'day', limit: 3 },
