@@ -3,8 +3,9 @@
 // created post answers with. `constant <bytes>`: answer GET with a constant JSON body of that size.
 // `groupcommit <dir>`: a second reference for posts, the smallest durable version of json201 — one
 // thread that stores each event-loop turn's posts (row + outbox row) in one SQLite transaction
-// committed with synchronous=FULL, then answers them; no auth, no checks, no fan-out. It shows
-// what a group commit alone reaches on this machine.
+// committed with synchronous=FULL, then answers them; no auth, no checks, no fan-out, and no
+// index but the tables' keys (perch files posts under their authors after the commit, too). It
+// shows what a group commit alone reaches on this machine.
 // Prints its port on stdout and runs until killed.
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
@@ -52,7 +53,6 @@ if (mode === 'json201') {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.exec(`CREATE TABLE IF NOT EXISTS posts (id INTEGER PRIMARY KEY, author_id TEXT NOT NULL, text TEXT NOT NULL, created_at TEXT NOT NULL);
-    CREATE INDEX IF NOT EXISTS posts_author ON posts(author_id, id);
     CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, post_id TEXT NOT NULL, created_at TEXT NOT NULL);`);
   const insertPost = db.prepare('INSERT INTO posts (id, author_id, text, created_at) VALUES (?, ?, ?, ?)');
   const insertEvent = db.prepare("INSERT INTO events (type, post_id, created_at) VALUES ('post_created', ?, ?)");

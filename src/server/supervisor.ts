@@ -121,7 +121,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const writerStats = new Float64Array(new SharedArrayBuffer(16));
   new Gauge({
     name: 'perch_group_commits',
-    help: 'Group transactions committed by the writer thread since start.',
+    help: 'Group transactions committed by the writer thread since start that carried requested writes.',
     registers: [supervisorRegistry],
     collect() {
       this.set(writerStats[0]);
@@ -129,7 +129,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   });
   new Gauge({
     name: 'perch_group_commit_writes',
-    help: 'Writes committed by the writer thread since start (divide by perch_group_commits for the mean batch).',
+    help: 'Requested writes committed by the writer thread since start (divide by perch_group_commits for the mean batch).',
     registers: [supervisorRegistry],
     collect() {
       this.set(writerStats[1]);

@@ -3,6 +3,8 @@
 // all of them sent, commits it as one group (social/group-commit.ts) and answers each thread
 // once a sync of the write-ahead log has covered that commit (store/wal-sync.ts). Syncs run
 // beside the commits: the next group is committed while the previous one is being synced.
+// The writer also files new posts under their authors (social/store.ts indexAuthorPosts), a few
+// milliseconds after they were committed and many at once, as its own operation in a group.
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { setLogLevel, log, errorFields } from '../log';
 import { openSqlite, walPath } from '../store/sqlite';
@@ -21,23 +23,37 @@ const db = openSqlite(data.dataDir);
 db.pragma('synchronous = NORMAL');
 const wal = new WalSync(walPath(data.dataDir));
 const group = new GroupCommit(db, writeExecutor(db));
-// [commits, writes], read by the supervisor for /metrics without a message round trip.
+// [commits, writes] of requested writes, read by the supervisor for /metrics without a message
+// round trip.
 const stats = new Float64Array(data.stats);
 
-let ops: Array<[WriteOpName, unknown]> = [];
-let from: Array<[MessagePort, number]> = [];
-let scheduled = false;
+/** How long new posts wait to be filed under their authors: longer files more per commit. */
+const AUTHOR_FILING_DELAY_MS = 20;
 
-function receive(port: MessagePort, request: WriteRequest): void {
-  for (let i = 0; i < request.length; i += 3) {
-    ops.push([request[i + 1] as WriteOpName, request[i + 2]]);
-    from.push([port, request[i] as number]);
-  }
+let ops: Array<[WriteOpName, unknown]> = [];
+/** Who sent each operation; null for the writer's own (the author filing), which nobody awaits. */
+let from: Array<[MessagePort, number] | null> = [];
+let scheduled = false;
+let filingTimer: NodeJS.Timeout | null = null;
+let stopping = false;
+
+function queue(op: WriteOpName, args: unknown, sender: [MessagePort, number] | null): void {
+  ops.push([op, args]);
+  from.push(sender);
   if (!scheduled) {
     scheduled = true;
     // After every message already delivered in this turn, from every thread, has been queued.
     setImmediate(flush);
   }
+}
+
+function receive(port: MessagePort, request: WriteRequest): void {
+  for (let i = 0; i < request.length; i += 3) queue(request[i + 1] as WriteOpName, request[i + 2], [port, request[i] as number]);
+}
+
+function fileAuthorPosts(): void {
+  filingTimer = null;
+  queue('indexAuthorPosts', { now: new Date().toISOString() }, null);
 }
 
 function flush(): void {
@@ -48,20 +64,27 @@ function flush(): void {
   ops = [];
   from = [];
   const out = group.commit(batch);
-  stats[0] = group.stats.commits;
-  stats[1] = group.stats.writes;
+  // The metrics count what was asked for: groups with requested writes, and those writes.
+  const requested = senders.reduce((n, s) => (s ? n + 1 : n), 0);
+  if (requested > 0) {
+    stats[0]++;
+    stats[1] += requested;
+  }
   const replies = new Map<MessagePort, WriteReply>();
+  let postsCreated = false;
   for (let i = 0; i < out.length; i++) {
-    const [port, n] = senders[i];
+    const o = out[i];
+    if (!o.ok && !(o.error instanceof HttpError)) log.error('write failed', { op: batch[i][0], ...errorFields(o.error) });
+    if (o.ok && batch[i][0] === 'createPost') postsCreated = true;
+    const sender = senders[i];
+    if (!sender) continue;
+    const [port, n] = sender;
     let reply = replies.get(port);
     if (!reply) replies.set(port, (reply = []));
-    const o = out[i];
     if (o.ok) reply.push(n, 1, o.value);
-    else {
-      if (!(o.error instanceof HttpError)) log.error('write failed', { op: batch[i][0], ...errorFields(o.error) });
-      reply.push(n, 0, toWire(o.error));
-    }
+    else reply.push(n, 0, toWire(o.error));
   }
+  if (postsCreated && !filingTimer && !stopping) filingTimer = setTimeout(fileAuthorPosts, AUTHOR_FILING_DELAY_MS);
   wal.afterCommit((err) => {
     if (!err) {
       for (const [port, reply] of replies) port.postMessage(reply);
@@ -81,10 +104,17 @@ function flush(): void {
 }
 
 for (const port of data.ports) port.on('message', (m: WriteRequest) => receive(port, m));
+// Posts committed before a crash may not have been filed yet.
+fileAuthorPosts();
 
 control.on('message', (m: ToWriter) => {
   if (m.type !== 'stop') return;
-  // The HTTP threads are gone: commit whatever they sent last, wait for its sync, then close.
+  // The HTTP threads are gone: commit whatever they sent last, then file its posts, wait for the
+  // sync, then close.
+  stopping = true;
+  if (filingTimer) clearTimeout(filingTimer);
+  flush();
+  fileAuthorPosts();
   flush();
   void wal.drained().then(() => {
     wal.close();

@@ -64,6 +64,26 @@ export type EventType = 'post_created' | 'post_deleted' | 'like' | 'unlike' | 'r
 const POST_COLUMNS =
   'CAST(p.id AS TEXT) AS id, p.author_id, p.text, p.media_ids, CAST(p.reply_to AS TEXT) AS reply_to, p.created_at, p.like_count, p.reply_count';
 
+/** The outbox consumer that files posts under their author in `author_posts` (migration 004). */
+export const AUTHOR_INDEX_CONSUMER = 'author_index';
+
+/**
+ * SQL for the ids of an author's (`@author`) posts below `before` (and above `after`): the newest
+ * `@limit` live ones filed in `author_posts`, plus every post of the author's that was created
+ * after the filing position, read from the outbox. One statement, so both parts come from the
+ * same snapshot, in which the filing and its position were committed together.
+ */
+function authorPostIds(before: string, after?: string): string {
+  const above = after ? ` AND a.id > ${after}` : '';
+  return `SELECT id FROM (
+      SELECT a.id FROM author_posts a JOIN posts f ON f.id = a.id
+      WHERE a.author_id = @author AND a.id < ${before}${above} AND f.deleted_at IS NULL ORDER BY a.id DESC LIMIT @limit)
+    UNION ALL
+    SELECT CAST(e.post_id AS INTEGER) FROM events e
+    WHERE e.seq > COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'), 0)
+      AND e.type = 'post_created' AND e.actor_id = @author`;
+}
+
 export class SocialStore {
   private readonly s: Record<string, Statement>;
 
@@ -91,9 +111,19 @@ export class SocialStore {
         'INSERT INTO event_consumers (name, last_seq, updated_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at',
       ),
       insertEvent: q('INSERT INTO events (type, actor_id, recipient_id, post_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
-      authorPage: q(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.author_id = ? AND p.id < ? AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT ?`),
+      authorPage: q(
+        `SELECT ${POST_COLUMNS} FROM posts p WHERE p.id IN (${authorPostIds('@before')})
+         AND p.id < @before AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT @limit`,
+      ),
       authorIdsBetween: q(
-        'SELECT CAST(id AS TEXT) AS id FROM posts WHERE author_id = ? AND id > ? AND id < ? AND deleted_at IS NULL ORDER BY id DESC LIMIT ?',
+        `SELECT CAST(p.id AS TEXT) AS id FROM posts p WHERE p.id IN (${authorPostIds('@before', '@after')})
+         AND p.id > @after AND p.id < @before AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT @limit`,
+      ),
+      authorIndexPosition: q(`SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'`).pluck(),
+      newestEvent: q("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck(),
+      indexAuthorPosts: q(
+        `INSERT OR IGNORE INTO author_posts (author_id, id)
+         SELECT actor_id, CAST(post_id AS INTEGER) FROM events WHERE seq > ? AND seq <= ? AND type = 'post_created' ORDER BY 1, 2`,
       ),
       followees: q(
         `SELECT f.followee_id AS id, CAST(f.since_id AS TEXT) AS since, u.followers_count, pa.author_id IS NOT NULL AS pulled
@@ -193,13 +223,27 @@ export class SocialStore {
 
   /** An author's live posts with ids below `before`, newest first. */
   authorPage(authorId: string, before: bigint, limit: number): PostRow[] {
-    return this.s.authorPage.all(authorId, before, limit) as PostRow[];
+    return this.s.authorPage.all({ author: authorId, before, limit }) as PostRow[];
   }
 
   /** Ids of an author's live posts strictly between `after` and `before`, newest first. */
   authorIdsBetween(authorId: string, after: bigint, before: bigint, limit: number): bigint[] {
-    const rows = this.s.authorIdsBetween.all(authorId, after, before, limit) as Array<{ id: string }>;
+    const rows = this.s.authorIdsBetween.all({ author: authorId, after, before, limit }) as Array<{ id: string }>;
     return rows.map((r) => BigInt(r.id));
+  }
+
+  /**
+   * Files every post created since the last filing under its author (`author_posts`) and moves
+   * the filing position to the newest event, in the caller's transaction. Returns the number of
+   * events the filing covered.
+   */
+  indexAuthorPosts(now: string): number {
+    const from = (this.s.authorIndexPosition.get() as number | undefined) ?? 0;
+    const to = (this.s.newestEvent.get() as number | undefined) ?? 0;
+    if (to <= from) return 0;
+    this.s.indexAuthorPosts.run(from, to);
+    this.s.advanceConsumer.run(AUTHOR_INDEX_CONSUMER, to, now);
+    return to - from;
   }
 
   followees(userId: string): FolloweeRow[] {

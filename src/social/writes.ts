@@ -26,6 +26,8 @@ export interface WriteArgs {
   insertMedia: { id: string; ownerId: string; contentType: string; size: number; now: string };
   /** An outbox consumer's position (outbox.ts): every event up to `seq` was processed. */
   advanceConsumer: { name: string; seq: number; now: string };
+  /** Files the posts created since the last filing under their authors (store.indexAuthorPosts). */
+  indexAuthorPosts: { now: string };
 }
 
 export interface WriteResults {
@@ -37,6 +39,7 @@ export interface WriteResults {
   unfollow: void;
   insertMedia: void;
   advanceConsumer: void;
+  indexAuthorPosts: number;
 }
 
 export type WriteOpName = keyof WriteArgs;
@@ -102,5 +105,9 @@ export const WRITE_OPS: Ops = {
 
   advanceConsumer(store, a) {
     store.advanceConsumer(a.name, a.seq, a.now);
+  },
+
+  indexAuthorPosts(store, a) {
+    return store.indexAuthorPosts(a.now);
   },
 };

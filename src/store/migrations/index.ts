@@ -3,6 +3,7 @@
 import { accounts } from './001-accounts';
 import { links } from './002-links';
 import { social } from './003-social';
+import { authorIndex } from './004-author-index';
 
 export interface Migration {
   version: number;
@@ -10,4 +11,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [accounts, links, social];
+export const MIGRATIONS: Migration[] = [accounts, links, social, authorIndex];

@@ -1,0 +1,125 @@
+// Posts filed under their authors after the commit (author_posts, migration 004): reads see a
+// post as soon as it is committed, whether or not it has been filed yet; filing moves posts from
+// the outbox tail into the table without changing any answer; the migration files existing posts.
+import t from 'tap';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import { tempDataDir } from '../helpers/server';
+import { migrate, openSqlite, type Sqlite } from '../../src/store/sqlite';
+import { MIGRATIONS } from '../../src/store/migrations';
+import { writeExecutor } from '../../src/server/write-ops';
+import { GroupCommit, WriterClient } from '../../src/social/group-commit';
+import { AUTHOR_INDEX_CONSUMER, SocialStore } from '../../src/social/store';
+import type { WriterData } from '../../src/server/messages';
+
+const now = '2026-01-02T00:00:00.000Z';
+const ALICE = '1001';
+const BOB = '1002';
+
+function freshDb(t: { teardown(fn: () => unknown): void }): { db: Sqlite; dir: string } {
+  const dir = tempDataDir('perch-author-index-');
+  const db = openSqlite(dir);
+  t.teardown(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { db, dir };
+}
+
+function addUsers(db: Sqlite): void {
+  const insert = db.prepare('INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, ?, ?, ?)');
+  insert.run(ALICE, 'alice', 'alice', now);
+  insert.run(BOB, 'bob', 'bob', now);
+}
+
+const post = (id: number, authorId: string) => ({ id: String(id), authorId, text: `post ${id}`, mediaIds: [] as string[], replyTo: null, createdAt: now });
+const ids = (rows: Array<{ id: string }>) => rows.map((r) => r.id);
+const pluck = (db: Sqlite, sql: string) => db.prepare(sql).pluck().all();
+
+t.test('posts are listed under their author before and after filing, the same', async (t) => {
+  const { db } = freshDb(t);
+  migrate(db);
+  addUsers(db);
+  const store = new SocialStore(db);
+  const group = new GroupCommit(db, writeExecutor(db));
+  const position = () => db.prepare('SELECT last_seq FROM event_consumers WHERE name = ?').pluck().get(AUTHOR_INDEX_CONSUMER);
+  t.equal(position(), 0, 'the migration starts the position at the newest event (none yet)');
+
+  // Alice 10..15 and Bob 20..22, interleaved; then filed; then Alice 16..18 unfiled.
+  const first = [post(10, ALICE), post(20, BOB), post(11, ALICE), post(12, ALICE), post(21, BOB), post(13, ALICE), post(14, ALICE), post(22, BOB), post(15, ALICE)];
+  t.ok(group.commit(first.map((p) => ['createPost', p])).every((o) => o.ok));
+  t.same(pluck(db, 'SELECT id FROM author_posts'), [], 'nothing filed at commit time');
+  t.same(ids(store.authorPage(ALICE, 1000n, 50)), ['15', '14', '13', '12', '11', '10'], 'unfiled posts come from the outbox');
+  t.same(ids(store.authorPage(BOB, 1000n, 2)), ['22', '21']);
+
+  const filed = group.commit([['indexAuthorPosts', { now }]]);
+  t.same(filed[0], { ok: true, value: 9 }, 'one event per post filed');
+  t.equal(position(), 9);
+  t.same(pluck(db, `SELECT CAST(id AS TEXT) FROM author_posts WHERE author_id = '${ALICE}' ORDER BY id`), ['10', '11', '12', '13', '14', '15']);
+  t.same(group.commit([['indexAuthorPosts', { now }]])[0], { ok: true, value: 0 }, 'nothing new: nothing to file');
+
+  t.ok(group.commit([post(16, ALICE), post(17, ALICE), post(18, ALICE)].map((p) => ['createPost', p])).every((o) => o.ok));
+  t.ok(group.commit([['deletePost', { userId: ALICE, postId: '17', now }], ['deletePost', { userId: ALICE, postId: '13', now }]]).every((o) => o.ok));
+
+  // A page across the unfiled tail (18, 16; 17 deleted) and the filed part (15, 14, 12; 13 deleted).
+  t.same(ids(store.authorPage(ALICE, 1000n, 5)), ['18', '16', '15', '14', '12']);
+  t.same(ids(store.authorPage(ALICE, 16n, 3)), ['15', '14', '12'], 'below a cursor');
+  t.same(ids(store.authorPage(ALICE, 12n, 3)), ['11', '10']);
+  t.same(ids(store.authorPage(ALICE, 10n, 3)), []);
+  t.same(ids(store.authorPage(BOB, 1000n, 50)), ['22', '21', '20'], 'other authors stay apart');
+  t.same(store.authorIdsBetween(ALICE, 14n, 1000n, 50), [18n, 16n, 15n]);
+  t.same(store.authorIdsBetween(ALICE, 11n, 16n, 2), [15n, 14n], 'both bounds and the limit');
+  t.same(store.authorIdsBetween(ALICE, 16n, 18n, 50), [], 'the deleted post between them is not listed');
+
+  const before = { page: ids(store.authorPage(ALICE, 1000n, 50)), between: store.authorIdsBetween(ALICE, 0n, 1000n, 50) };
+  // The deletions' events are filed past too: only post_created events add rows.
+  t.same(group.commit([['indexAuthorPosts', { now }]])[0], { ok: true, value: 5 });
+  t.equal(position(), 14);
+  t.same(pluck(db, 'SELECT COUNT(*) FROM author_posts'), [12]);
+  t.same({ page: ids(store.authorPage(ALICE, 1000n, 50)), between: store.authorIdsBetween(ALICE, 0n, 1000n, 50) }, before, 'filing changes no answer');
+  t.same(ids(store.authorPage(ALICE, 1000n, 50)), ['18', '16', '15', '14', '12', '11', '10']);
+});
+
+t.test('the migration files the posts of a store made before it, and drops the old index', async (t) => {
+  const { db } = freshDb(t);
+  // The schema as it was at version 3, with posts written the old way.
+  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  for (const m of MIGRATIONS.filter((m) => m.version <= 3)) {
+    db.exec(m.sql);
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, now);
+  }
+  addUsers(db);
+  const insertPost = db.prepare('INSERT INTO posts (id, author_id, text, created_at) VALUES (?, ?, ?, ?)');
+  const insertEvent = db.prepare("INSERT INTO events (type, actor_id, post_id, created_at) VALUES ('post_created', ?, ?, ?)");
+  for (const [id, author] of [[1, ALICE], [2, BOB], [3, ALICE]] as const) {
+    insertPost.run(id, author, `post ${id}`, now);
+    insertEvent.run(author, String(id), now);
+  }
+  t.same(pluck(db, "SELECT name FROM sqlite_master WHERE name = 'posts_author'"), ['posts_author']);
+
+  t.same(migrate(db), [{ version: 4, name: 'author index' }]);
+  t.same(pluck(db, "SELECT name FROM sqlite_master WHERE name = 'posts_author'"), [], 'the index on posts is gone');
+  t.same(pluck(db, 'SELECT author_id || \':\' || id FROM author_posts ORDER BY author_id, id'), [`${ALICE}:1`, `${ALICE}:3`, `${BOB}:2`]);
+  t.same(pluck(db, `SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'`), [3]);
+  t.same(ids(new SocialStore(db).authorPage(ALICE, 1000n, 50)), ['3', '1']);
+  t.same(migrate(db), [], 'applied once');
+});
+
+t.test('the writer thread files new posts by itself, shortly after their commit', async (t) => {
+  const { db, dir } = freshDb(t);
+  migrate(db);
+  addUsers(db);
+  const { port1, port2 } = new MessageChannel();
+  const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats: new SharedArrayBuffer(16) };
+  const worker = new Worker(join(__dirname, '../../src/server/writer-thread.js'), { workerData, transferList: [port2] });
+  await new Promise<void>((resolve) => worker.once('message', () => resolve()));
+  const client = new WriterClient(port1);
+  await Promise.all([client.run('createPost', post(30, ALICE)), client.run('createPost', post(31, BOB))]);
+  const filed = () => pluck(db, 'SELECT CAST(id AS TEXT) FROM author_posts ORDER BY id');
+  // Polled, not timed: filing follows the commit by a few milliseconds.
+  for (let i = 0; i < 200 && filed().length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+  t.same(filed(), ['30', '31']);
+  t.same(pluck(db, `SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'`), [2]);
+  await worker.terminate();
+});
