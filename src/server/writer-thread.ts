@@ -12,6 +12,7 @@ import { WalSync } from '../store/wal-sync';
 import { HttpError, unavailable } from '../http/errors';
 import { writeExecutor, type WriteOpName } from './write-ops';
 import { GroupCommit, toWire, type WriteReply, type WriteRequest } from '../social/group-commit';
+import { hasUnfiledPosts } from '../social/store';
 import type { ToWriter, WriterData, FromWriter } from './messages';
 
 const data = workerData as WriterData;
@@ -105,7 +106,7 @@ function flush(): void {
 
 for (const port of data.ports) port.on('message', (m: WriteRequest) => receive(port, m));
 // Posts committed before a crash may not have been filed yet.
-fileAuthorPosts();
+if (hasUnfiledPosts(db)) fileAuthorPosts();
 
 control.on('message', (m: ToWriter) => {
   if (m.type !== 'stop') return;
@@ -114,8 +115,10 @@ control.on('message', (m: ToWriter) => {
   stopping = true;
   if (filingTimer) clearTimeout(filingTimer);
   flush();
-  fileAuthorPosts();
-  flush();
+  if (hasUnfiledPosts(db)) {
+    fileAuthorPosts();
+    flush();
+  }
   void wal.drained().then(() => {
     wal.close();
     for (const port of data.ports) port.close();

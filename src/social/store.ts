@@ -67,6 +67,19 @@ const POST_COLUMNS =
 /** The outbox consumer that files posts under their author in `author_posts` (migration 004). */
 export const AUTHOR_INDEX_CONSUMER = 'author_index';
 
+/** True when some post was created after the last filing under authors (a crash can leave such). */
+export function hasUnfiledPosts(db: Sqlite): boolean {
+  return (
+    db
+      .prepare(
+        `SELECT EXISTS (SELECT 1 FROM events WHERE type = 'post_created'
+           AND seq > COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'), 0))`,
+      )
+      .pluck()
+      .get() === 1
+  );
+}
+
 /**
  * SQL for the ids of an author's (`@author`) posts below `before` (and above `after`): the newest
  * `@limit` live ones filed in `author_posts`, plus every post of the author's that was created

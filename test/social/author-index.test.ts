@@ -106,20 +106,29 @@ t.test('the migration files the posts of a store made before it, and drops the o
   t.same(migrate(db), [], 'applied once');
 });
 
-t.test('the writer thread files new posts by itself, shortly after their commit', async (t) => {
+t.test('the writer thread files what a crash left unfiled as it starts, and new posts shortly after their commit', async (t) => {
   const { db, dir } = freshDb(t);
   migrate(db);
   addUsers(db);
+  // Committed, then the process died before filing it.
+  t.ok(new GroupCommit(db, writeExecutor(db)).commit([['createPost', post(29, ALICE)]])[0].ok);
+  const filed = () => pluck(db, 'SELECT CAST(id AS TEXT) FROM author_posts ORDER BY id');
+  // Polled, not timed: filing follows the start, or a commit, by a few milliseconds.
+  const until = async (n: number) => {
+    for (let i = 0; i < 200 && filed().length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  };
+
   const { port1, port2 } = new MessageChannel();
   const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats: new SharedArrayBuffer(16) };
   const worker = new Worker(join(__dirname, '../../src/server/writer-thread.js'), { workerData, transferList: [port2] });
   await new Promise<void>((resolve) => worker.once('message', () => resolve()));
+  await until(1);
+  t.same(filed(), ['29'], 'filed at start, with nothing sent');
+
   const client = new WriterClient(port1);
   await Promise.all([client.run('createPost', post(30, ALICE)), client.run('createPost', post(31, BOB))]);
-  const filed = () => pluck(db, 'SELECT CAST(id AS TEXT) FROM author_posts ORDER BY id');
-  // Polled, not timed: filing follows the commit by a few milliseconds.
-  for (let i = 0; i < 200 && filed().length < 2; i++) await new Promise((r) => setTimeout(r, 10));
-  t.same(filed(), ['30', '31']);
-  t.same(pluck(db, `SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'`), [2]);
+  await until(3);
+  t.same(filed(), ['29', '30', '31']);
+  t.same(pluck(db, `SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'`), [3]);
   await worker.terminate();
 });
