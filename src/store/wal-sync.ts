@@ -1,4 +1,4 @@
-// Pipelined durability for the writer thread's group commits. The writer's connection commits
+// Pipelined durability for the writer's group commits. The writer's connection commits
 // with synchronous=NORMAL, so a commit only appends its frames to the write-ahead log; this class
 // then syncs the log with fdatasync on libuv's thread pool and reports which commits it covered.
 // While one sync runs, the writer keeps committing the next group; those commits wait for the
@@ -16,6 +16,8 @@ export class WalSync {
   /** Callbacks of commits made since the running sync started: the next sync covers them. */
   private next: SyncDone[] = [];
   private idle: Array<() => void> = [];
+  /** The first failed sync's error: after it, nothing can be called durable, by any later sync. */
+  private failure: Error | null = null;
   /** Syncs completed (reported when the writer stops). */
   syncs = 0;
 
@@ -23,6 +25,7 @@ export class WalSync {
 
   /** Calls `done` once everything committed before this call is on disk (or the sync failed). */
   afterCommit(done: SyncDone): void {
+    if (this.failure) return done(this.failure);
     this.next.push(done);
     if (!this.running) this.start();
   }
@@ -60,6 +63,12 @@ export class WalSync {
 
   private finish(covered: SyncDone[], err: Error | null): void {
     this.running = false;
+    if (err) {
+      // The kernel may have dropped pages that later commits depend on: fail those too.
+      this.failure ??= err;
+      covered = covered.concat(this.next);
+      this.next = [];
+    }
     for (const done of covered) done(err);
     if (this.next.length > 0) this.start();
     else {

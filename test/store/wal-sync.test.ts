@@ -59,4 +59,11 @@ t.test('a sync that cannot run fails every commit it covers', async (t) => {
   t.equal(errors.length, 2);
   for (const err of errors) t.match(err, { code: 'ENOENT' });
   t.equal(wal.syncs, 0);
+  // Even once the log exists again, nothing later is called durable: the failure sticks.
+  writeFileSync(join(dir, 'missing-log'), 'now here');
+  wal.afterCommit((err) => errors.push(err));
+  await wal.drained();
+  t.equal(errors.length, 3);
+  t.match(errors[2], { code: 'ENOENT' });
+  t.equal(wal.syncs, 0);
 });
