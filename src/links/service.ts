@@ -28,7 +28,7 @@ export interface LinkDeps {
   newId: () => string;
   /** Leased node id of this thread: makes click-queue keys unique across threads. */
   nodeId: number;
-  /** Links are created, edited and deleted by the writer thread (links/writes.ts). */
+  /** Links are created, edited and deleted by the writer (links/writes.ts). */
   writes: WriterClient;
 }
 

@@ -17,7 +17,7 @@ export interface BackgroundContext {
   sqlite: Sqlite;
   hot: HotStore;
   newId: () => string;
-  /** The supervisor's channel to the writer thread, for the few writes background work makes. */
+  /** The supervisor's channel to the writer, for the few writes background work makes. */
   writes: WriterClient;
   /** Runs a named task of src/workers/tasks.ts in the piscina pool. */
   runTask<T = unknown>(request: TaskRequest): Promise<T>;

@@ -8,6 +8,8 @@ import { createThreadMetrics } from '../http/metrics';
 import { Router, inFlight } from '../http/router';
 import { loadNativeUws } from '../http/uws';
 import { openServices } from './services';
+import { Writer } from './writer';
+import { WriterClient } from '../social/group-commit';
 import { buildRawRoutes, buildRoutes } from './routes';
 import type { ThreadData, ToSupervisor, ToThread } from './messages';
 
@@ -18,7 +20,13 @@ const send = (m: ToSupervisor) => port.postMessage(m);
 setLogLevel(data.config.log.level);
 const uws = loadNativeUws();
 const metrics = createThreadMetrics();
-const services = openServices(data.config, data.dataDir, data.writerPort, { rejected: metrics.rateLimitRejected });
+// The server's writer runs here when this is its only HTTP thread (server/writer.ts says why).
+// After a failed sync it answers 503 to everything, and the supervisor shuts the server down
+// (exit 1) the usual way: this thread must end through stop(), with its sockets closed.
+const writer = data.writer ? new Writer(data.dataDir, new Float64Array(data.writer.stats), () => send({ type: 'writer-failed' })) : null;
+if (writer && data.writer) for (const p of data.writer.ports) writer.listen(p);
+const writes = writer ? writer.localClient() : WriterClient.overPort(data.writerPort!);
+const services = openServices(data.config, data.dataDir, writes, { rejected: metrics.rateLimitRejected });
 
 // GET /metrics is answered from the supervisor, which sums every thread's registry.
 let metricsRequestId = 0;
@@ -54,6 +62,9 @@ app.listen(data.config.server.host, data.port, (sock) => {
   send({ type: 'ready', nodeId: services.lease.nodeId });
 });
 
+let releaseWriter!: () => void;
+const writerReleased = new Promise<void>((resolve) => (releaseWriter = resolve));
+
 let stopping = false;
 async function stop(): Promise<void> {
   if (stopping) return;
@@ -66,6 +77,12 @@ async function stop(): Promise<void> {
   while (inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   // close() exists on the native app (it ends every socket) but is missing from the typings.
   (app as unknown as { close(): void }).close();
+  if (writer) {
+    // The supervisor's background jobs still write their last through this writer.
+    send({ type: 'http-stopped' });
+    await writerReleased;
+    await writer.stop();
+  }
   try {
     await services.close();
   } catch (err) {
@@ -79,6 +96,9 @@ port.on('message', (m: ToThread) => {
   switch (m.type) {
     case 'stop':
       void stop();
+      break;
+    case 'stop-writer':
+      releaseWriter();
       break;
     case 'collect-metrics':
       void metrics.registry.getMetricsAsJSON().then((json) => send({ type: 'metrics-part', id: m.id, data: json }));

@@ -8,8 +8,10 @@ export interface ThreadData {
   dataDir: string;
   port: number;
   threadIndex: number;
-  /** This thread's channel to the writer thread (transferred). */
-  writerPort: MessagePort;
+  /** This thread's channel to the writer thread (transferred), when the writer has a thread. */
+  writerPort?: MessagePort;
+  /** Otherwise the writer runs in this thread (the server's only one), with these channels. */
+  writer?: { ports: MessagePort[]; stats: SharedArrayBuffer };
 }
 
 export interface WriterData {
@@ -29,9 +31,15 @@ export type ToSupervisor =
   | { type: 'listen-failed'; message: string }
   | { type: 'metrics-request'; id: number }
   | { type: 'metrics-part'; id: number; data: MetricsJson }
+  /** No more requests: sent by a thread that runs the writer, which waits for 'stop-writer'. */
+  | { type: 'http-stopped' }
+  /** The writer in this thread could not sync the log: the server must stop (exit 1). */
+  | { type: 'writer-failed' }
   | { type: 'stopped' };
 
 export type ToThread =
   | { type: 'stop' }
+  /** To a thread that runs the writer, once the background jobs have written their last. */
+  | { type: 'stop-writer' }
   | { type: 'collect-metrics'; id: number }
   | { type: 'metrics-text'; id: number; text: string };

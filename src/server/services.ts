@@ -8,8 +8,7 @@ import { RateLimits, type RateLimitHooks } from '../ratelimit/policies';
 import { SharedLimiter } from '../ratelimit/shared';
 import { openSocial, type Social } from '../social';
 import { LinkService } from '../links/service';
-import { WriterClient } from '../social/group-commit';
-import type { MessagePort } from 'node:worker_threads';
+import type { WriterClient } from '../social/group-commit';
 
 export interface Services {
   config: Config;
@@ -31,13 +30,13 @@ export interface ServiceHooks extends RateLimitHooks {}
 
 const NO_HOOKS: ServiceHooks = { rejected: () => {} };
 
-export function openServices(config: Config, dataDir: string, writerPort: MessagePort, hooks: ServiceHooks = NO_HOOKS): Services {
+/** `writes` reaches the server's writer; closing the services closes it. */
+export function openServices(config: Config, dataDir: string, writes: WriterClient, hooks: ServiceHooks = NO_HOOKS): Services {
   const sqlite = openSqlite(dataDir);
   const hot = openHotStore(dataDir);
   const lease = leaseNodeId(hot);
   const accounts = new AccountStore(sqlite);
   const limits = new RateLimits(config, new SharedLimiter(hot), hooks, config.server.threads);
-  const writes = new WriterClient(writerPort);
   const links = new LinkService({ config, sqlite, hot, limits, newId: () => lease.ids.next(), nodeId: lease.nodeId, writes });
   return {
     config,

@@ -58,6 +58,8 @@ interface ThreadHandle {
   index: number;
   stopped: boolean;
   exited: Promise<void>;
+  /** Answers its last request: on 'http-stopped' from a thread that runs the writer, else on exit. */
+  httpStopped: Promise<void>;
 }
 
 export interface ServeOptions {
@@ -85,8 +87,10 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   const lease = leaseNodeId(hot);
   const pool = createPool(config, dataDir);
-  // The supervisor's own channel to the writer thread: background jobs write through it too.
+  // The supervisor's own channel to the writer: background jobs write through it too.
   const supervisorChannel = new MessageChannel();
+  // With one HTTP thread the writer runs inside it (server/writer.ts): no hop between threads.
+  const writerInHttpThread = config.server.threads === 1;
   const bgContext: BackgroundContext = {
     config,
     dataDir,
@@ -94,7 +98,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     hot,
     newId: () => lease.ids.next(),
     runTask: (request) => pool.run(request),
-    writes: new WriterClient(supervisorChannel.port1),
+    writes: WriterClient.overPort(supervisorChannel.port1),
   };
   let background: RunningBackground | undefined;
 
@@ -121,7 +125,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const writerStats = new Float64Array(new SharedArrayBuffer(16));
   new Gauge({
     name: 'perch_group_commits',
-    help: 'Group transactions committed by the writer thread since start that carried requested writes.',
+    help: 'Group transactions committed by the writer since start that carried requested writes.',
     registers: [supervisorRegistry],
     collect() {
       this.set(writerStats[0]);
@@ -129,7 +133,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   });
   new Gauge({
     name: 'perch_group_commit_writes',
-    help: 'Requested writes committed by the writer thread since start (divide by perch_group_commits for the mean batch).',
+    help: 'Requested writes committed by the writer since start (divide by perch_group_commits for the mean batch).',
     registers: [supervisorRegistry],
     collect() {
       this.set(writerStats[1]);
@@ -157,12 +161,13 @@ export async function serve(opts: ServeOptions): Promise<void> {
     return aggregateMetrics(parts);
   }
 
-  // The writer thread runs every durable write of the request path (social/group-commit.ts); each
-  // HTTP thread gets one end of its own channel to it.
+  // The writer runs every durable write of the request path (server/writer.ts). On a thread of its
+  // own, each HTTP thread gets one end of its own channel to it.
   const writerPorts: MessagePort[] = [];
   let writer: { worker: Worker; exited: Promise<void> } | undefined;
 
   function startWriter(): Promise<void> {
+    if (writerInHttpThread) return Promise.resolve();
     const threadEnds: MessagePort[] = [];
     for (let i = 0; i < config.server.threads; i++) {
       const { port1, port2 } = new MessageChannel();
@@ -195,11 +200,20 @@ export async function serve(opts: ServeOptions): Promise<void> {
   }
 
   function startThread(index: number): Promise<ThreadHandle> {
-    const writerPort = writerPorts[index];
-    const workerData: ThreadData = { config, dataDir, port, threadIndex: index, writerPort };
-    const worker = new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList: [writerPort] });
+    const workerData: ThreadData = writerInHttpThread
+      ? { config, dataDir, port, threadIndex: index, writer: { ports: [supervisorChannel.port2], stats: writerStats.buffer as SharedArrayBuffer } }
+      : { config, dataDir, port, threadIndex: index, writerPort: writerPorts[index] };
+    const transferList = writerInHttpThread ? [supervisorChannel.port2] : [writerPorts[index]];
+    const worker = new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList });
     let resolveExit!: () => void;
-    const handle: ThreadHandle = { worker, index, stopped: false, exited: new Promise((r) => (resolveExit = r)) };
+    let resolveHttpStopped!: () => void;
+    const handle: ThreadHandle = {
+      worker,
+      index,
+      stopped: false,
+      exited: new Promise((r) => (resolveExit = r)),
+      httpStopped: new Promise((r) => (resolveHttpStopped = r)),
+    };
     return new Promise((ready, fail) => {
       worker.on('message', (m: ToSupervisor) => {
         switch (m.type) {
@@ -232,6 +246,13 @@ export async function serve(opts: ServeOptions): Promise<void> {
             }
             break;
           }
+          case 'http-stopped':
+            resolveHttpStopped();
+            break;
+          case 'writer-failed':
+            log.error('the writer could not make writes durable; shutting down');
+            void shutdown(1);
+            break;
           case 'stopped':
             handle.stopped = true;
             break;
@@ -245,6 +266,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
         const expected = handle.stopped;
         handle.stopped = true;
         resolveExit();
+        resolveHttpStopped();
         if (!shuttingDown && !expected) {
           // A thread that dies on its own leaves the server half-serving; fail fast so the
           // service manager restarts the whole appliance cleanly.
@@ -266,10 +288,10 @@ export async function serve(opts: ServeOptions): Promise<void> {
     }, deadline + 1500);
     force.unref();
     for (const t of threads) t.worker.postMessage({ type: 'stop' } satisfies ToThread);
-    await Promise.all(threads.map((t) => t.exited));
+    await Promise.all(threads.map((t) => t.httpStopped));
     try {
-      // HTTP threads are gone, so nothing new is queued: flush the queues (through the writer,
-      // where they write SQLite) while the writer still runs.
+      // No request is coming any more, so nothing new is queued: flush the queues (through the
+      // writer, where they write SQLite) while the writer still runs.
       await background?.stop();
     } catch (err) {
       log.error('flushing background work failed', errorFields(err));
@@ -280,6 +302,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
       writer.worker.postMessage({ type: 'stop' } satisfies ToWriter);
       await writer.exited;
     }
+    for (const t of threads) if (writerInHttpThread) t.worker.postMessage({ type: 'stop-writer' } satisfies ToThread);
+    await Promise.all(threads.map((t) => t.exited));
     try {
       await pool.destroy();
       lease.release();

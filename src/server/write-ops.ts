@@ -1,4 +1,4 @@
-// Every named write the writer thread runs, from every capability, bound to that capability's
+// Every named write the writer runs, from every capability, bound to that capability's
 // store on the writer's connection. HTTP threads and the supervisor name an operation and send
 // its plain-data arguments (social/group-commit.ts); nothing else in a running server writes
 // the request path's rows.

@@ -1,6 +1,7 @@
-// Group commit on one writer thread. HTTP threads send their durable writes as named operations
-// (social/writes.ts, links/writes.ts) to the writer, one message per event-loop turn carrying all
-// of that turn's writes. The writer takes everything that has arrived, runs it in a single SQLite
+// Group commit by the server's one writer (server/writer.ts). HTTP threads send their durable
+// writes as named operations (social/writes.ts, links/writes.ts) to the writer, once per
+// event-loop turn with all of that turn's writes: a message when the writer has a thread of its
+// own, a call when it runs in the same thread. The writer takes everything that has arrived, runs it in a single SQLite
 // transaction with one savepoint per write, commits, and answers each thread once a sync of the
 // log covers that commit (store/wal-sync.ts). A write that fails (a check made inside the
 // transaction) rolls back alone and is answered with its error while the others commit. While a
@@ -57,13 +58,17 @@ export class GroupCommit {
     });
   }
 
-  /** One outcome per operation, in order; none is final before the commit returns. */
+  /**
+   * One outcome per operation, in order; none is final before the commit returns. Throws
+   * SQLITE_BUSY when another connection holds the write lock (nothing ran): try again later.
+   */
   commit(ops: Array<[WriteOpName, unknown]>): Outcome[] {
     const out: Outcome[] = [];
     try {
       this.batch.immediate(ops, out);
     } catch (error) {
-      // The transaction as a whole failed (busy, disk full, I/O error): nothing of it committed.
+      if (isBusy(error)) throw error;
+      // The transaction as a whole failed (disk full, I/O error): nothing of it committed.
       return ops.map(() => ({ ok: false, error }));
     }
     this.stats.commits++;
@@ -72,9 +77,20 @@ export class GroupCommit {
   }
 }
 
+/** SQLite's answer when another connection holds the write lock (with no busy timeout to wait). */
+export function isBusy(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'SQLITE_BUSY';
+}
+
 interface Waiting {
   resolve(value: unknown): void;
   reject(err: unknown): void;
+}
+
+/** How a WriterClient reaches its writer: a MessagePort to the writer's thread, or a call. */
+export interface WriterLink {
+  send(request: WriteRequest): void;
+  close(): void;
 }
 
 /** The HTTP thread's side: queues this turn's writes, sends them in one message, awaits replies. */
@@ -85,13 +101,18 @@ export class WriterClient {
   private closed = false;
   private readonly waiting = new Map<number, Waiting>();
 
-  constructor(private readonly port: MessagePort) {
-    port.on('message', this.onReply);
+  constructor(private readonly link: WriterLink) {}
+
+  /** A client of a writer on another thread, at the other end of `port`. */
+  static overPort(port: MessagePort): WriterClient {
+    const client = new WriterClient({ send: (request) => port.postMessage(request), close: () => port.close() });
+    port.on('message', (reply: WriteReply) => client.receive(reply));
     // The writer's port closes when the writer thread ends, on purpose or not: nothing that is
     // still waiting will ever be answered.
-    port.on('close', () => this.fail());
+    port.on('close', () => client.fail());
     // Replies are only awaited by requests, which keep the thread alive on their own.
     port.unref();
+    return client;
   }
 
   /** Runs a named write in the writer's next group transaction; resolves after its commit. */
@@ -114,19 +135,12 @@ export class WriterClient {
   }
 
   close(): void {
-    this.port.close();
+    this.link.close();
     this.fail();
   }
 
-  private readonly send = (): void => {
-    this.scheduled = false;
-    const batch = this.queue;
-    this.queue = [];
-    if (this.closed) return;
-    this.port.postMessage(batch satisfies WriteRequest);
-  };
-
-  private readonly onReply = (reply: WriteReply): void => {
+  /** The writer's answers to earlier requests. */
+  receive(reply: WriteReply): void {
     for (let i = 0; i < reply.length; i += 3) {
       const w = this.waiting.get(reply[i] as number);
       if (!w) continue;
@@ -134,15 +148,24 @@ export class WriterClient {
       if (reply[i + 1] === 1) w.resolve(reply[i + 2]);
       else w.reject(fromWire(reply[i + 2] as WireError));
     }
-  };
+  }
 
-  private fail(): void {
+  /** The writer is gone: every waiting and later write fails with 503. */
+  fail(): void {
     if (this.closed) return;
     this.closed = true;
     const err = writerGone();
     for (const w of this.waiting.values()) w.reject(err);
     this.waiting.clear();
   }
+
+  private readonly send = (): void => {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    if (this.closed) return;
+    this.link.send(batch satisfies WriteRequest);
+  };
 }
 
 function writerGone(): HttpError {

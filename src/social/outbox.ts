@@ -36,7 +36,7 @@ export class OutboxCursor {
   }
 
   /**
-   * Records that every event up to `seq` was processed. The write goes through the writer thread,
+   * Records that every event up to `seq` was processed. The write goes through the writer,
    * in its next group commit, like the request path's writes: written on this connection every few
    * milliseconds, it took SQLite's write lock between the writer's commits, and whichever side
    * found it taken slept in the busy handler for a millisecond or more (posts stalled behind it).

@@ -1,5 +1,5 @@
 // The microblog's write and read operations (posts, likes, follows, lists), independent of HTTP.
-// Every write is sent to the writer thread as a named operation (writes.ts): it is answered only
+// Every write is sent to the writer as a named operation (writes.ts): it is answered only
 // after the group transaction that holds it, and the outbox event it causes, has been synced.
 import type { AccountStore, User } from '../accounts/store';
 import { publicUser } from '../accounts/store';

@@ -1,5 +1,5 @@
 // The durable writes of the microblog as named operations on plain data. HTTP threads validate
-// what they can alone, then send `{ op, args }` to the writer thread, which runs each operation
+// what they can alone, then send `{ op, args }` to the writer, which runs each operation
 // against its own connection inside its group transaction (see group-commit.ts). Checks made here,
 // inside the transaction, are the authoritative ones: they see every earlier commit.
 // Arguments and results cross threads by structured clone: strings, numbers, arrays, plain objects

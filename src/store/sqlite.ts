@@ -1,5 +1,5 @@
 // The durable store: one SQLite file in WAL mode. Connections sync on commit (synchronous=FULL)
-// so that an acknowledged write survives a crash of the process or the machine. The writer thread
+// so that an acknowledged write survives a crash of the process or the machine. The writer
 // is the exception: it syncs the log itself, beside its commits, before it answers (wal-sync.ts).
 import Database from 'better-sqlite3';
 import { join } from 'node:path';

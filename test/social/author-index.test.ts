@@ -125,7 +125,7 @@ t.test('the writer thread files what a crash left unfiled as it starts, and new 
   await until(1);
   t.same(filed(), ['29'], 'filed at start, with nothing sent');
 
-  const client = new WriterClient(port1);
+  const client = WriterClient.overPort(port1);
   await Promise.all([client.run('createPost', post(30, ALICE)), client.run('createPost', post(31, BOB))]);
   await until(3);
   t.same(filed(), ['29', '30', '31']);

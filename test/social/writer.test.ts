@@ -90,7 +90,7 @@ t.test('a real writer thread answers each write with its own outcome, HttpErrors
   const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats };
   const worker = new Worker(join(__dirname, '../../src/server/writer-thread.js'), { workerData, transferList: [port2] });
   await new Promise<void>((resolve) => worker.once('message', () => resolve()));
-  const client = new WriterClient(port1);
+  const client = WriterClient.overPort(port1);
 
   // Sent in one turn, so committed in one group.
   const results = await Promise.allSettled([
@@ -130,7 +130,7 @@ t.test('a real writer thread answers each write with its own outcome, HttpErrors
 
 t.test('a writer whose channel closes rejects every waiting write with 503', async (t) => {
   const { port1, port2 } = new MessageChannel();
-  const client = new WriterClient(port1);
+  const client = WriterClient.overPort(port1);
   // (A timer keeps the test alive: the client does not hold the event loop open on its own.)
   const keepAlive = setInterval(() => {}, 1000);
   t.teardown(() => clearInterval(keepAlive));

@@ -3,7 +3,7 @@ import type { Migration } from './index';
 // An author's posts by id, kept in a table of its own instead of an index on `posts`. An index
 // entry lands in its author's part of the tree, so a group commit of posts by many authors
 // dirtied one index page per post, and every dirtied page is a frame in the write-ahead log:
-// that index alone cost as much as the rest of the post's insert. The writer thread now fills
+// that index alone cost as much as the rest of the post's insert. The writer now fills
 // `author_posts` from the outbox (post_created events) a few milliseconds after the commit, for
 // many posts at once; readers take posts past the `author_index` position from the outbox
 // itself (social/store.ts), so a post is listed under its author as soon as it is committed.

@@ -1,0 +1,79 @@
+// The writer used in-process (as the only HTTP thread uses it): writes sent through its local
+// client commit and answer; a group that finds another connection holding SQLite's write lock
+// waits on a timer, not in SQLite's busy handler, so the thread keeps running meanwhile.
+import t from 'tap';
+import { rmSync } from 'node:fs';
+import { tempDataDir } from '../helpers/server';
+import { migrate, openSqlite } from '../../src/store/sqlite';
+import { Writer } from '../../src/server/writer';
+
+const now = '2026-01-02T00:00:00.000Z';
+const USER = '1001';
+
+function setup(t: { teardown(fn: () => unknown): void }) {
+  const dir = tempDataDir('perch-writer-local-');
+  const db = openSqlite(dir);
+  migrate(db);
+  db.prepare("INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, 'w', 'w', ?)").run(USER, now);
+  const stats = new Float64Array(2);
+  const writer = new Writer(dir, stats, () => {});
+  t.teardown(async () => {
+    await writer.stop();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { db, writer, stats, client: writer.localClient() };
+}
+
+const post = (id: string) => ({ id, authorId: USER, text: 'hi ' + id, mediaIds: [] as string[], replyTo: null, createdAt: now });
+const count = (db: ReturnType<typeof openSqlite>, sql: string) => db.prepare(sql).pluck().get() as number;
+
+t.test('writes sent through the local client commit as one group and answer each', async (t) => {
+  const { db, client, stats } = setup(t);
+  const [a, b] = await Promise.allSettled([client.run('createPost', post('7001')), client.run('createPost', { ...post('7002'), replyTo: '999' })]);
+  t.match(a, { status: 'fulfilled', value: { id: '7001', text: 'hi 7001' } });
+  t.match(b, { status: 'rejected', reason: { status: 400, code: 'invalid_request' } });
+  t.equal(count(db, 'SELECT COUNT(*) FROM posts'), 1);
+  t.same([...stats], [1, 2], 'one group commit carrying two requested writes');
+});
+
+t.test('a group waits out another connection holding the write lock, without blocking the thread', async (t) => {
+  const { db, client } = setup(t);
+  db.exec('BEGIN IMMEDIATE');
+  let answered = false;
+  const write = client.run('createPost', post('7101')).then((p) => ((answered = true), p));
+  // Timers keep firing while the write waits: the thread is not asleep in SQLite's busy handler.
+  let ticks = 0;
+  const ticker = setInterval(() => ticks++, 5);
+  await new Promise((r) => setTimeout(r, 100));
+  clearInterval(ticker);
+  t.ok(ticks >= 5, `the event loop kept running (${ticks} ticks of 5 ms in 100 ms)`);
+  t.notOk(answered, 'not answered while the lock is held');
+  // A write sent meanwhile joins the waiting group, in order.
+  const second = client.run('createPost', post('7102'));
+  db.exec('COMMIT');
+  t.match(await write, { id: '7101' });
+  t.match(await second, { id: '7102' });
+  t.equal(count(db, 'SELECT COUNT(*) FROM posts WHERE id IN (7101, 7102)'), 2);
+});
+
+t.test('stop commits what still waits for the lock before it closes', async (t) => {
+  const dir = tempDataDir('perch-writer-stop-');
+  const db = openSqlite(dir);
+  migrate(db);
+  db.prepare("INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, 'w', 'w', ?)").run(USER, now);
+  t.teardown(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const writer = new Writer(dir, new Float64Array(2), () => {});
+  const client = writer.localClient();
+  db.exec('BEGIN IMMEDIATE');
+  const write = client.run('createPost', post('7201'));
+  await new Promise((r) => setImmediate(r));
+  const stopped = writer.stop();
+  setTimeout(() => db.exec('COMMIT'), 30);
+  await stopped;
+  t.match(await write, { id: '7201' });
+  t.equal(count(db, 'SELECT COUNT(*) FROM posts WHERE id = 7201'), 1);
+});
