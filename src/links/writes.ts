@@ -1,8 +1,8 @@
 // The durable writes of the short-link service as named operations on plain data, run by the
-// writer thread inside its group commits like the microblog's (social/writes.ts). Creating,
-// editing and deleting a link therefore never take SQLite's write lock on an HTTP thread: that
-// thread neither blocks its event loop (and its redirects) in an fsync nor sleeps in SQLite's
-// busy handler while the writer holds the lock.
+// writer inside its group commits like the microblog's (social/writes.ts). Creating, editing and
+// deleting a link therefore never block an HTTP thread's event loop (and its redirects) in an
+// fsync or in SQLite's busy handler: the writer syncs on libuv's pool and waits for a taken
+// write lock on a timer (server/writer.ts).
 import { notFound } from '../http/errors';
 import type { LinkRow, LinkStore, NewLink } from './store';
 
