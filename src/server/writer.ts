@@ -95,6 +95,7 @@ export class Writer {
       this.fileAuthorPosts();
       await this.flushAll();
     }
+    if (this.busyRetry) clearTimeout(this.busyRetry);
     await this.wal.drained();
     this.wal.close();
     for (const port of this.ports) port.close();
