@@ -142,26 +142,31 @@ export class Writer {
     const senders = this.from;
     this.ops = [];
     this.from = [];
-    if (this.failed) return this.refuse(senders);
     let out: Outcome[];
-    try {
-      out = this.group.commit(batch);
-    } catch (err) {
-      if (!isBusy(err)) throw err;
-      // Nothing ran: put the group back in front of what came since, and try again shortly.
-      this.ops = batch.concat(this.ops);
-      this.from = senders.concat(this.from);
-      this.busyRetry ??= setTimeout(() => {
-        this.busyRetry = null;
-        this.flush();
-      }, BUSY_RETRY_MS);
-      return;
-    }
-    // The metrics count what was asked for: groups with requested writes, and those writes.
-    const requested = senders.reduce((n, s) => (s ? n + 1 : n), 0);
-    if (requested > 0) {
-      this.stats[0]++;
-      this.stats[1] += requested;
+    if (this.failed) {
+      // After a failed sync nothing more is committed: every write is refused, and answered
+      // below like the writes of that sync (the log sync fails at once from now on).
+      out = batch.map(() => ({ ok: false, error: notDurable() }));
+    } else {
+      try {
+        out = this.group.commit(batch);
+      } catch (err) {
+        if (!isBusy(err)) throw err;
+        // Nothing ran: put the group back in front of what came since, and try again shortly.
+        this.ops = batch.concat(this.ops);
+        this.from = senders.concat(this.from);
+        this.busyRetry ??= setTimeout(() => {
+          this.busyRetry = null;
+          this.flush();
+        }, BUSY_RETRY_MS);
+        return;
+      }
+      // The metrics count what was asked for: groups with requested writes, and those writes.
+      const requested = senders.reduce((n, s) => (s ? n + 1 : n), 0);
+      if (requested > 0) {
+        this.stats[0]++;
+        this.stats[1] += requested;
+      }
     }
     const replies = new Map<Deliver, WriteReply>();
     let postsCreated = false;
@@ -189,7 +194,7 @@ export class Writer {
       const first = !this.failed;
       this.failed = true;
       if (first) log.error('syncing the write-ahead log failed; stopping', errorFields(err));
-      const failed = notDurable();
+      const failed = toWire(notDurable());
       for (const [deliver, reply] of replies) {
         for (let i = 1; i < reply.length; i += 3) if (reply[i] === 1) (reply[i] = 0), (reply[i + 1] = failed);
         deliver(reply);
@@ -197,22 +202,8 @@ export class Writer {
       if (first) this.onSyncFailure();
     });
   };
-
-  /** Answers every write of a batch with 503, committing nothing (after a failed sync). */
-  private refuse(senders: Array<[Deliver, number] | null>): void {
-    const failed = notDurable();
-    const replies = new Map<Deliver, WriteReply>();
-    for (const sender of senders) {
-      if (!sender) continue;
-      const [deliver, n] = sender;
-      let reply = replies.get(deliver);
-      if (!reply) replies.set(deliver, (reply = []));
-      reply.push(n, 0, failed);
-    }
-    for (const [deliver, reply] of replies) deliver(reply);
-  }
 }
 
-function notDurable(): ReturnType<typeof toWire> {
-  return toWire(unavailable(1, 'The write could not be made durable; try again shortly.'));
+function notDurable(): HttpError {
+  return unavailable(1, 'The write could not be made durable; try again shortly.');
 }

@@ -2,9 +2,9 @@
 // client commit and answer; a group that finds another connection holding SQLite's write lock
 // waits on a timer, not in SQLite's busy handler, so the thread keeps running meanwhile.
 import t from 'tap';
-import { rmSync } from 'node:fs';
+import { rmSync, unlinkSync } from 'node:fs';
 import { tempDataDir } from '../helpers/server';
-import { migrate, openSqlite } from '../../src/store/sqlite';
+import { migrate, openSqlite, walPath } from '../../src/store/sqlite';
 import { Writer } from '../../src/server/writer';
 
 const now = '2026-01-02T00:00:00.000Z';
@@ -76,4 +76,26 @@ t.test('stop commits what still waits for the lock before it closes', async (t) 
   await stopped;
   t.match(await write, { id: '7201' });
   t.equal(count(db, 'SELECT COUNT(*) FROM posts WHERE id = 7201'), 1);
+});
+
+t.test('after a failed log sync every write is answered 503, and nothing more is committed', async (t) => {
+  const dir = tempDataDir('perch-writer-failed-');
+  const db = openSqlite(dir);
+  migrate(db);
+  db.prepare("INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, 'w', 'w', ?)").run(USER, now);
+  t.teardown(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  let failures = 0;
+  const writer = new Writer(dir, new Float64Array(2), () => failures++);
+  const client = writer.localClient();
+  // The log cannot be opened for the first sync, so that sync fails.
+  unlinkSync(walPath(dir));
+  await t.rejects(client.run('createPost', post('7301')), { status: 503, code: 'unavailable' });
+  t.equal(failures, 1, 'the failure is reported once');
+  await t.rejects(client.run('createPost', post('7302')), { status: 503, message: 'The write could not be made durable; try again shortly.' });
+  t.equal(failures, 1);
+  t.equal(count(db, 'SELECT COUNT(*) FROM posts WHERE id = 7302'), 0, 'the later write was not committed');
+  await writer.stop();
 });
