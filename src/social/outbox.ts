@@ -3,57 +3,13 @@
 // batch of new events to a piscina task and advances the position only after the task succeeded,
 // so after a crash or restart processing resumes at the first unprocessed event (at least once).
 import { Gauge, type Registry } from 'prom-client';
-import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
 import type { BackgroundContext, BackgroundModule } from '../server/background';
 import type { FanoutRange } from './fanout';
-import type { WriterClient } from './group-commit';
+import { OutboxCursor } from './outbox-cursor';
 
 export const FANOUT_CONSUMER = 'fanout';
 const BATCH = 1000;
-
-export class OutboxCursor {
-  private readonly lastStmt: Statement;
-  private readonly maxStmt: Statement;
-  private readonly oldestStmt: Statement;
-
-  constructor(
-    db: Sqlite,
-    readonly consumer: string,
-  ) {
-    this.lastStmt = db.prepare('SELECT last_seq FROM event_consumers WHERE name = ?').pluck();
-    this.maxStmt = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck();
-    this.oldestStmt = db.prepare('SELECT created_at FROM events WHERE seq > ? ORDER BY seq LIMIT 1').pluck();
-  }
-
-  last(): number {
-    return (this.lastStmt.get(this.consumer) as number | undefined) ?? 0;
-  }
-
-  /** The newest committed event's sequence number. */
-  newest(): number {
-    return (this.maxStmt.get() as number | undefined) ?? 0;
-  }
-
-  /**
-   * Records that every event up to `seq` was processed. The write goes through the writer,
-   * in its next group commit, like the request path's writes: written on this connection every few
-   * milliseconds, it took SQLite's write lock between the writer's commits, and whichever side
-   * found it taken slept in the busy handler for a millisecond or more (posts stalled behind it).
-   */
-  advance(writes: WriterClient, seq: number): Promise<void> {
-    return writes.run('advanceConsumer', { name: this.consumer, seq, now: new Date().toISOString() });
-  }
-
-  /** Events not yet processed, and the age in seconds of the oldest of them. */
-  lag(now = Date.now()): { events: number; seconds: number } {
-    const last = this.last();
-    const events = Math.max(0, this.newest() - last);
-    if (events === 0) return { events, seconds: 0 };
-    const oldest = this.oldestStmt.get(last) as string | undefined;
-    return { events, seconds: oldest ? Math.max(0, (now - Date.parse(oldest)) / 1000) : 0 };
-  }
-}
 
 const cursors = new WeakMap<Sqlite, OutboxCursor>();
 function fanoutCursor(db: Sqlite): OutboxCursor {

@@ -4,6 +4,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
 import type { Post } from './writes';
+import { OutboxCursor } from './outbox-cursor';
 
 export interface PostRow {
   id: string;
@@ -67,14 +68,14 @@ const POST_COLUMNS =
 /** The outbox consumer that files posts under their author in `author_posts` (migration 004). */
 export const AUTHOR_INDEX_CONSUMER = 'author_index';
 
+/** SQL for the filing position: every post_created event up to it is in `author_posts`. */
+const FILING_POSITION = `COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'), 0)`;
+
 /** True when some post was created after the last filing under authors (a crash can leave such). */
 export function hasUnfiledPosts(db: Sqlite): boolean {
   return (
     db
-      .prepare(
-        `SELECT EXISTS (SELECT 1 FROM events WHERE type = 'post_created'
-           AND seq > COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'), 0))`,
-      )
+      .prepare(`SELECT EXISTS (SELECT 1 FROM events WHERE type = 'post_created' AND seq > ${FILING_POSITION})`)
       .pluck()
       .get() === 1
   );
@@ -93,14 +94,16 @@ function authorPostIds(before: string, after?: string): string {
       WHERE a.author_id = @author AND a.id < ${before}${above} AND f.deleted_at IS NULL ORDER BY a.id DESC LIMIT @limit)
     UNION ALL
     SELECT CAST(e.post_id AS INTEGER) FROM events e
-    WHERE e.seq > COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'), 0)
-      AND e.type = 'post_created' AND e.actor_id = @author`;
+    WHERE e.seq > ${FILING_POSITION} AND e.type = 'post_created' AND e.actor_id = @author`;
 }
 
 export class SocialStore {
   private readonly s: Record<string, Statement>;
+  /** Where the filing of posts under their authors stands in the outbox. */
+  private readonly filing: OutboxCursor;
 
   constructor(readonly db: Sqlite) {
+    this.filing = new OutboxCursor(db, AUTHOR_INDEX_CONSUMER);
     const q = (sql: string) => db.prepare(sql);
     this.s = {
       insertPost: q('INSERT INTO posts (id, author_id, text, media_ids, reply_to, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
@@ -132,8 +135,6 @@ export class SocialStore {
         `SELECT CAST(p.id AS TEXT) AS id FROM posts p WHERE p.id IN (${authorPostIds('@before', '@after')})
          AND p.id > @after AND p.id < @before AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT @limit`,
       ),
-      authorIndexPosition: q(`SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'`).pluck(),
-      newestEvent: q("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck(),
       indexAuthorPosts: q(
         `INSERT OR IGNORE INTO author_posts (author_id, id)
          SELECT actor_id, CAST(post_id AS INTEGER) FROM events WHERE seq > ? AND seq <= ? AND type = 'post_created' ORDER BY 1, 2`,
@@ -251,8 +252,8 @@ export class SocialStore {
    * events the filing covered.
    */
   indexAuthorPosts(now: string): number {
-    const from = (this.s.authorIndexPosition.get() as number | undefined) ?? 0;
-    const to = (this.s.newestEvent.get() as number | undefined) ?? 0;
+    const from = this.filing.last();
+    const to = this.filing.newest();
     if (to <= from) return 0;
     this.s.indexAuthorPosts.run(from, to);
     this.s.advanceConsumer.run(AUTHOR_INDEX_CONSUMER, to, now);
