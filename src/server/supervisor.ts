@@ -302,7 +302,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
       writer.worker.postMessage({ type: 'stop' } satisfies ToWriter);
       await writer.exited;
     }
-    for (const t of threads) if (writerInHttpThread) t.worker.postMessage({ type: 'stop-writer' } satisfies ToThread);
+    if (writerInHttpThread) for (const t of threads) t.worker.postMessage({ type: 'stop-writer' } satisfies ToThread);
     await Promise.all(threads.map((t) => t.exited));
     try {
       await pool.destroy();
