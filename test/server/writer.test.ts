@@ -10,18 +10,27 @@ import { Writer } from '../../src/server/writer';
 const now = '2026-01-02T00:00:00.000Z';
 const USER = '1001';
 
-function setup(t: { teardown(fn: () => unknown): void }) {
+type Teardown = { teardown(fn: () => unknown): void };
+
+/** A migrated store with one user, and a test connection to it, removed after the test. */
+function freshStore(t: Teardown): { dir: string; db: ReturnType<typeof openSqlite> } {
   const dir = tempDataDir('perch-writer-local-');
   const db = openSqlite(dir);
   migrate(db);
   db.prepare("INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, 'w', 'w', ?)").run(USER, now);
-  const stats = new Float64Array(2);
-  const writer = new Writer(dir, stats, () => {});
-  t.teardown(async () => {
-    await writer.stop();
+  t.teardown(() => {
     db.close();
     rmSync(dir, { recursive: true, force: true });
   });
+  return { dir, db };
+}
+
+/** A fresh store with a writer that the test leaves running (stopped after it). */
+function setup(t: Teardown) {
+  const { dir, db } = freshStore(t);
+  const stats = new Float64Array(2);
+  const writer = new Writer(dir, stats, () => {});
+  t.teardown(() => writer.stop());
   return { db, writer, stats, client: writer.localClient() };
 }
 
@@ -58,14 +67,7 @@ t.test('a group waits out another connection holding the write lock, without blo
 });
 
 t.test('stop commits what still waits for the lock before it closes', async (t) => {
-  const dir = tempDataDir('perch-writer-stop-');
-  const db = openSqlite(dir);
-  migrate(db);
-  db.prepare("INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, 'w', 'w', ?)").run(USER, now);
-  t.teardown(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, db } = freshStore(t);
   const writer = new Writer(dir, new Float64Array(2), () => {});
   const client = writer.localClient();
   db.exec('BEGIN IMMEDIATE');
@@ -79,14 +81,7 @@ t.test('stop commits what still waits for the lock before it closes', async (t) 
 });
 
 t.test('after a failed log sync every write is answered 503, and nothing more is committed', async (t) => {
-  const dir = tempDataDir('perch-writer-failed-');
-  const db = openSqlite(dir);
-  migrate(db);
-  db.prepare("INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, 'w', 'w', ?)").run(USER, now);
-  t.teardown(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, db } = freshStore(t);
   let failures = 0;
   const writer = new Writer(dir, new Float64Array(2), () => failures++);
   const client = writer.localClient();
