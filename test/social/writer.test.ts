@@ -52,7 +52,22 @@ t.test('one failing write in a batch rolls back alone; the others commit with th
   t.equal(count("SELECT COUNT(*) FROM events WHERE type = 'post_created'"), 2);
   t.equal(count("SELECT COUNT(*) FROM events WHERE type = 'reply'"), 1);
   t.equal(count("SELECT COUNT(*) FROM media WHERE id = '7001'"), 1);
-  t.same(group.stats, { commits: 1, writes: 6 });
+  t.same(group.stats, { commits: 1, writes: 6, reruns: 1 }, "failing writes made the batch run again, isolated");
+});
+
+t.test('a batch without a failing write runs once, without the isolated second run', async (t) => {
+  const group = new GroupCommit(db, exec);
+  const out = group.commit([
+    ['createPost', post('5201')],
+    ['createPost', post('5202', '5201')],
+  ]);
+  t.same(
+    out.map((o) => o.ok),
+    [true, true],
+  );
+  t.same(group.stats, { commits: 1, writes: 2, reruns: 0 });
+  t.equal(count('SELECT reply_count FROM posts WHERE id = 5201'), 1);
+  t.equal(count("SELECT COUNT(*) FROM events WHERE post_id IN ('5201', '5202') AND type = 'post_created'"), 2);
 });
 
 t.test("the short-link service's writes run in the same groups, with their own outcomes", async (t) => {
