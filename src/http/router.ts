@@ -10,15 +10,16 @@ import { HttpError, STATUS_TEXT, invalidRequest, methodNotAllowed, notFound, una
 
 export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+/**
+ * The headers routes read. Each is copied out of uWS's request before the handler runs (the
+ * request object is only valid until then), so only those something reads are listed: the
+ * redirect, which needs the client's address, user agent and referrer, reads them itself.
+ */
 export interface RequestHeaders {
   authorization: string;
   apiKey: string;
   contentType: string;
   contentLength: string;
-  accept: string;
-  userAgent: string;
-  referer: string;
-  forwardedFor: string;
 }
 
 export interface Ctx {
@@ -27,8 +28,6 @@ export interface Ctx {
   readonly query: string;
   readonly params: string[];
   readonly headers: RequestHeaders;
-  /** The socket's peer address. */
-  readonly peerIp: string;
   readonly requestId: string;
   /** Parsed JSON for `body: 'json'` routes, the raw bytes for `body: 'raw'`. */
   json: unknown;
@@ -83,7 +82,6 @@ export interface RouterHooks {
   threadIndex: number;
 }
 
-const decoder = new TextDecoder();
 let requestCounter = 0;
 
 function readHeaders(req: HttpRequest): RequestHeaders {
@@ -92,10 +90,6 @@ function readHeaders(req: HttpRequest): RequestHeaders {
     apiKey: req.getHeader('x-api-key'),
     contentType: req.getHeader('content-type'),
     contentLength: req.getHeader('content-length'),
-    accept: req.getHeader('accept'),
-    userAgent: req.getHeader('user-agent'),
-    referer: req.getHeader('referer'),
-    forwardedFor: req.getHeader('x-forwarded-for'),
   };
 }
 
@@ -250,7 +244,6 @@ export class Router {
       query: req.getQuery() ?? '',
       params,
       headers,
-      peerIp: decoder.decode(res.getRemoteAddressAsText()),
       requestId: `${this.hooks.threadIndex}-${(++requestCounter).toString(36)}`,
       json: undefined,
       raw: null,
