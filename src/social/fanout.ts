@@ -2,11 +2,19 @@
 // into the home timelines of its author and (unless the author is a "celebrity", whose posts are
 // pulled at read time) of every follower who followed before the post was made. Idempotent:
 // adding an id that a timeline already holds changes nothing, so a replayed range is harmless.
+//
+// Follow events are handled too. A follow's `since_id` is minted when it is requested, and a post
+// by the followee minted after it but committed before the follow may have been fanned out while
+// the follow was not yet visible: it belongs in the follower's timeline (it is newer than the
+// follow) and is not in its window. So each follow also pushes the followee's posts newer than
+// `since_id` that exist when the task runs: usually none, those few otherwise.
 import type { Statement } from 'better-sqlite3';
 import type { TaskContext } from '../workers/tasks';
 import type { Sqlite } from '../store/sqlite';
 import { addToTimeline } from '../core/timeline-merge';
 import { homeTimelines } from './home-timelines';
+import { SocialStore } from './store';
+import { TOP } from './service';
 
 export interface FanoutRange {
   /** Last event already processed (exclusive). */
@@ -17,6 +25,8 @@ export interface FanoutRange {
 
 export interface FanoutResult {
   posts: number;
+  /** Follows whose followee's posts newer than the follow were looked up. */
+  follows: number;
   timelines: number;
 }
 
@@ -27,7 +37,11 @@ interface FanoutStatements {
   followers: Statement;
   /** Just the followers whose follow was minted below a bound: all a single new post needs. */
   followersBelow: Statement;
+  /** The follows made by a range of events that still exist, with their followee's standing. */
+  follows: Statement;
   markPulled: Statement;
+  /** An author's posts (filed or still in the outbox), for the follows. */
+  store: SocialStore;
 }
 
 const statements = new WeakMap<Sqlite, FanoutStatements>();
@@ -48,7 +62,17 @@ function prepared(db: Sqlite): FanoutStatements {
         .safeIntegers(true),
       followers: db.prepare('SELECT follower_id, since_id FROM follows WHERE followee_id = ? AND since_id < ?').raw().safeIntegers(true),
       followersBelow: db.prepare('SELECT follower_id FROM follows WHERE followee_id = ? AND since_id < ?').pluck(),
+      follows: db
+        .prepare(
+          `SELECT f.follower_id, f.followee_id, f.since_id, u.followers_count, pa.author_id IS NOT NULL FROM events e
+           JOIN follows f ON f.follower_id = e.actor_id AND f.followee_id = e.recipient_id JOIN users u ON u.id = f.followee_id
+           LEFT JOIN pull_authors pa ON pa.author_id = f.followee_id
+           WHERE e.seq > ? AND e.seq <= ? AND e.type = 'follow'`,
+        )
+        .raw()
+        .safeIntegers(true),
       markPulled: db.prepare('INSERT OR IGNORE INTO pull_authors (author_id, marked_at) VALUES (?, ?)'),
+      store: new SocialStore(db),
     };
     statements.set(db, s);
   }
@@ -95,7 +119,14 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
       for (const id of ids) if (id > since) push(follower, id);
     }
   }
-  if (targets.size === 0) return { posts, timelines: 0 };
+  let follows = 0;
+  for (const [followerId, followeeId, since, followersCount, pulled] of s.follows.all(range.after, range.upTo) as Array<[string, string, bigint, bigint, bigint]>) {
+    // A celebrity's posts are merged in at read time, from the follow on.
+    if (followersCount > celebrityAbove || pulled === 1n) continue;
+    follows++;
+    for (const id of s.store.authorIdsBetween(followeeId, since, TOP, cap)) push(followerId, id);
+  }
+  if (targets.size === 0) return { posts, follows, timelines: 0 };
   let last: Promise<boolean> | undefined;
   for (const [userId, ids] of targets) {
     // getBinary (a copy), not getBinaryFast: shutdown was seen to hang in LMDB's writer with the
@@ -103,5 +134,5 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
     last = db.put(userId, addToTimeline(db.getBinary(userId), ids, cap));
   }
   await last;
-  return { posts, timelines: targets.size };
+  return { posts, follows, timelines: targets.size };
 }

@@ -1,0 +1,106 @@
+// The fan-out task run directly on a store: a post pushed to its followers, and the follow race —
+// a post minted after a follow was requested but committed (and fanned out) before that follow —
+// repaired when the follow's own event is fanned out. Older posts are never backfilled.
+import t, { type Test } from 'tap';
+import { rmSync } from 'node:fs';
+import { tempDataDir } from '../helpers/server';
+import { loadConfig } from '../../src/config';
+import { migrate, openSqlite } from '../../src/store/sqlite';
+import { openHotStore } from '../../src/store/lmdb';
+import { writeExecutor } from '../../src/server/write-ops';
+import { GroupCommit } from '../../src/social/group-commit';
+import { fanoutTask } from '../../src/social/fanout';
+import { homeTimelines } from '../../src/social/home-timelines';
+import { decodeTimeline } from '../../src/core/timeline-merge';
+import type { TaskContext } from '../../src/workers/tasks';
+import type { WriteOpName } from '../../src/server/write-ops';
+
+type Op = [WriteOpName, unknown];
+
+const now = '2026-01-02T00:00:00.000Z';
+const AUTHOR = '1001';
+const LATE = '1002'; // follows just before the author's post is minted, commits after it
+const EARLY = '1003'; // followed long before
+const NEWCOMER = '1004'; // follows after the post was made: no backfill
+
+function setUp(t: Test, celebrityFollowers = 10_000) {
+  const dir = tempDataDir('perch-fanout-');
+  const sqlite = openSqlite(dir);
+  migrate(sqlite);
+  const hot = openHotStore(dir);
+  t.teardown(async () => {
+    sqlite.close();
+    await hot.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const insert = sqlite.prepare('INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, ?, ?, ?)');
+  for (const id of [AUTHOR, LATE, EARLY, NEWCOMER]) insert.run(id, 'u' + id, 'u' + id, now);
+  const config = loadConfig({ env: {}, overrides: { social: { celebrity_followers: celebrityFollowers, timeline_cap: 800 } } });
+  const ctx: TaskContext = { config, dataDir: dir, sqlite, hot };
+  const group = new GroupCommit(sqlite, writeExecutor(sqlite));
+  const commit = (...ops: Op[]) => t.ok(group.commit(ops).every((o) => o.ok), 'committed');
+  let done = 0;
+  /** Fans out every event committed since the last call, as the dispatcher would. */
+  const fanOut = async () => {
+    const upTo = sqlite.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck().get() as number;
+    const result = await fanoutTask(ctx, { after: done, upTo });
+    done = upTo;
+    return result;
+  };
+  /** Runs every event so far through the task again, as a restart after a crash may. */
+  const replay = () => fanoutTask(ctx, { after: 0, upTo: done });
+  const timeline = (userId: string) => {
+    const buf = homeTimelines(hot).getBinary(userId);
+    return buf ? decodeTimeline(buf).ids.map(String) : [];
+  };
+  return { commit, fanOut, replay, timeline };
+}
+
+const follow = (followerId: string, sinceId: string): Op => ['follow', { followerId, followeeId: AUTHOR, sinceId, now }];
+const post = (id: string): Op => ['createPost', { id, authorId: AUTHOR, text: 'post ' + id, mediaIds: [], replyTo: null, createdAt: now }];
+
+t.test('a post committed before a follow that was requested earlier reaches the follower with the follow', async (t) => {
+  const { commit, fanOut, replay, timeline } = setUp(t);
+  commit(follow(EARLY, '100'));
+  // The author posts 5000; LATE's follow was requested at 4000 but its commit comes after the
+  // post's, and the post is fanned out in between.
+  commit(post('5000'));
+  t.same(await fanOut(), { posts: 1, follows: 1, timelines: 2 });
+  t.same(timeline(EARLY), ['5000']);
+  t.same(timeline(LATE), [], 'the follow is not visible yet');
+
+  commit(follow(LATE, '4000'), follow(NEWCOMER, '6000'));
+  t.same(await fanOut(), { posts: 0, follows: 2, timelines: 1 });
+  t.same(timeline(LATE), ['5000'], 'the follow brought the post newer than it');
+  t.same(timeline(NEWCOMER), [], 'a follow does not backfill older posts');
+
+  commit(post('7000'));
+  t.same(await fanOut(), { posts: 1, follows: 0, timelines: 4 });
+  t.same(timeline(LATE), ['5000', '7000']);
+  t.same(timeline(NEWCOMER), ['7000']);
+  t.same(timeline(EARLY), ['5000', '7000']);
+  t.same(timeline(AUTHOR), ['5000', '7000']);
+
+  const replayed = await replay();
+  t.same(replayed, { posts: 2, follows: 3, timelines: 4 }, 'a replayed range is processed again');
+  for (const user of [LATE, EARLY, AUTHOR]) t.same(timeline(user), ['5000', '7000'], `and changes nothing (${user})`);
+  t.same(timeline(NEWCOMER), ['7000']);
+});
+
+t.test("a follow of a celebrity pushes nothing: the celebrity's posts are pulled at read time", async (t) => {
+  const { commit, fanOut, timeline } = setUp(t, 0);
+  commit(post('5000'));
+  await fanOut();
+  commit(follow(LATE, '4000'));
+  t.same(await fanOut(), { posts: 0, follows: 0, timelines: 0 });
+  t.same(timeline(LATE), []);
+});
+
+t.test('a follow already undone when the task runs pushes nothing', async (t) => {
+  const { commit, fanOut, timeline } = setUp(t);
+  commit(post('5000'));
+  await fanOut();
+  commit(follow(LATE, '4000'), ['unfollow', { followerId: LATE, followeeId: AUTHOR, now }]);
+  t.same(await fanOut(), { posts: 0, follows: 0, timelines: 0 });
+  t.same(timeline(LATE), []);
+});
