@@ -6,7 +6,9 @@
 //             the same size;
 //   fanout    one post to 10,000 followers: time from the 201 until the last timeline has it.
 // Load is bounded: each autocannon run lasts `seconds` (default 4), servers listen on 127.0.0.1.
-//   node dist/bench/social.js [posts|timeline|fanout|all] [seconds=4] [connections=32]
+//   node dist/bench/social.js [posts|timeline|fanout|all] [seconds=4] [connections=32] [rounds=3]
+// posts and timeline measure `rounds` rounds (baseline, perch, baseline each) and report every
+// round's ratio and their median: on two shared cores one round's ratio moves by ±10 %.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,6 +44,8 @@ const scenario = process.argv[2] ?? 'all';
 const seconds = Number(process.argv[3] ?? 4);
 /** Concurrent connections of the load generator, the same for both sides of every ratio. */
 const connections = Number(process.argv[4] ?? 32);
+/** Rounds of each comparison; the reported ratio is their median. */
+const rounds = Number(process.argv[5] ?? 3);
 const ids = new IdGenerator(1000);
 
 interface Seeded {
@@ -103,29 +107,47 @@ async function load(opts: LoadOptions): Promise<{ rps: number; p99: number; non2
   return { rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
 }
 
-/**
- * Same settings for both sides: each gets a 1 s warm-up (JIT, caches, connections), then the
- * baseline is measured before and after perch and averaged, so that a change in the machine's
- * load during the run (2 shared cores) moves both sides of the ratio alike.
- */
-async function compare(bareOpts: LoadOptions, perchOpts: LoadOptions): Promise<{ baseline: { rps: number; runs: number[] }; perch: Awaited<ReturnType<typeof load>> }> {
-  await load({ ...bareOpts, duration: 1 });
-  await load({ ...perchOpts, duration: 1 });
-  const before = await load(bareOpts);
-  const perch = await load(perchOpts);
-  const after = await load(bareOpts);
-  return { baseline: { rps: (before.rps + after.rps) / 2, runs: [before.rps, after.rps] }, perch };
+type LoadResultSummary = Awaited<ReturnType<typeof load>>;
+
+interface Round {
+  baseline: { rps: number; runs: number[] };
+  perch: LoadResultSummary;
+  ratio: number;
 }
 
-/** The figures every comparison reports: both sides' rates and their ratio. */
-function ratioFields(baseline: { rps: number; runs: number[] }, perch: Awaited<ReturnType<typeof load>>): Record<string, number | number[]> {
+/**
+ * Same settings for both sides: each gets a 1 s warm-up (JIT, caches, connections), then every
+ * round measures the baseline before and after perch and averages the two, so that a change in
+ * the machine's load during the round (2 shared cores) moves both sides of its ratio alike.
+ * Returns every round and the one with the median ratio.
+ */
+async function compare(bareOpts: LoadOptions, perchOpts: LoadOptions): Promise<{ rounds: Round[]; median: Round }> {
+  await load({ ...bareOpts, duration: 1 });
+  await load({ ...perchOpts, duration: 1 });
+  const all: Round[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const before = await load(bareOpts);
+    const perch = await load(perchOpts);
+    const after = await load(bareOpts);
+    const baseline = { rps: (before.rps + after.rps) / 2, runs: [before.rps, after.rps] };
+    all.push({ baseline, perch, ratio: perch.rps / baseline.rps });
+  }
+  const sorted = [...all].sort((a, b) => a.ratio - b.ratio);
+  return { rounds: all, median: sorted[Math.floor((sorted.length - 1) / 2)] };
+}
+
+/** The figures every comparison reports: the median round's rates and ratio, and every round's ratio. */
+function ratioFields(result: { rounds: Round[]; median: Round }): Record<string, number | number[]> {
+  const { baseline, perch } = result.median;
   return {
+    rounds: result.rounds.length,
+    round_ratios: result.rounds.map((r) => Number(r.ratio.toFixed(3))),
     baseline_rps: Math.round(baseline.rps),
     baseline_runs_rps: baseline.runs.map(Math.round),
     perch_rps: Math.round(perch.rps),
-    ratio: Number((perch.rps / baseline.rps).toFixed(3)),
+    ratio: Number(result.median.ratio.toFixed(3)),
     perch_p99_ms: perch.p99,
-    perch_non2xx: perch.non2xx,
+    perch_non2xx: result.rounds.reduce((n, r) => n + r.perch.non2xx, 0),
   };
 }
 
@@ -158,9 +180,9 @@ async function postsBench(): Promise<Record<string, unknown>> {
   });
   try {
     const bareOpts: LoadOptions = { url: bare.url + '/api/posts', method: 'POST', headers, body };
-    const { baseline, perch } = await compare(bareOpts, perchOpts(server.url));
+    const result = await compare(bareOpts, perchOpts(server.url));
     const posts = (await server.cli(['status', '--json'])).stdout;
-    // The writer thread's group commits over the warm-up and the measured run together.
+    // The writer's group commits over the warm-up and every measured round together.
     const metrics = (await server.get('/metrics')).text;
     const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
     const commits = gauge('perch_group_commits');
@@ -170,14 +192,14 @@ async function postsBench(): Promise<Record<string, unknown>> {
     return {
       scenario: 'posts',
       connections,
-      ...ratioFields(baseline, perch),
-      perch_errors: perch.errors,
+      ...ratioFields(result),
+      perch_errors: result.rounds.reduce((n, r) => n + r.perch.errors, 0),
       posts_stored: JSON.parse(posts).social.posts,
       group_commits: commits,
       mean_batch: Number((gauge('perch_group_commit_writes') / commits).toFixed(1)),
       minimal_group_commit_rps: Math.round(minimalRun.rps),
-      minimal_group_commit_ratio: Number((minimalRun.rps / baseline.rps).toFixed(3)),
-      perch_to_minimal_group_commit: Number((perch.rps / minimalRun.rps).toFixed(3)),
+      minimal_group_commit_ratio: Number((minimalRun.rps / result.median.baseline.rps).toFixed(3)),
+      perch_to_minimal_group_commit: Number((result.median.perch.rps / minimalRun.rps).toFixed(3)),
     };
   } finally {
     bare.proc.kill();
@@ -208,7 +230,7 @@ async function timelineBench(): Promise<Record<string, unknown>> {
     const bytes = Buffer.byteLength(sample.text);
     bare = await startBare(['constant', String(bytes)]);
     let i = 0;
-    const { baseline, perch } = await compare(
+    const result = await compare(
       { url: bare.url + '/api/timeline?limit=50' },
       {
         url: server.url + '/api/timeline?limit=50',
@@ -219,7 +241,7 @@ async function timelineBench(): Promise<Record<string, unknown>> {
       scenario: 'timeline',
       response_bytes: bytes,
       items: sample.json.items.length,
-      ...ratioFields(baseline, perch),
+      ...ratioFields(result),
     };
   } finally {
     bare?.proc.kill();
