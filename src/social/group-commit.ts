@@ -2,11 +2,11 @@
 // writes as named operations (social/writes.ts, links/writes.ts) to the writer, once per
 // event-loop turn with all of that turn's writes: a message when the writer has a thread of its
 // own, a call when it runs in the same thread. The writer takes everything that has arrived, runs
-// it in a single SQLite transaction, commits, and answers each thread
-// once a sync of the log covers that commit (store/wal-sync.ts). A write that fails (a check made
-// inside the transaction) rolls back alone and is answered with its error while the others
-// commit. While a sync runs, new writes queue up, so batches grow with load and the HTTP threads
-// never wait on the disk themselves.
+// it in a single SQLite transaction, commits, and answers each thread once a sync of the log
+// covers that commit (store/wal-sync.ts). A write that fails (a check made inside the
+// transaction) rolls back alone and is answered with its error while the others commit. While a
+// sync runs, new writes queue up, so batches grow with load and the HTTP threads never wait on
+// the disk themselves.
 import type { MessagePort } from 'node:worker_threads';
 import type { Transaction } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
