@@ -16,6 +16,8 @@ export interface BackgroundContext {
   dataDir: string;
   sqlite: Sqlite;
   hot: HotStore;
+  /** A counter the writer raises after each sync that made new posts durable (Atomics). */
+  newPosts: Int32Array;
   newId: () => string;
   /** The supervisor's channel to the writer, for the few writes background work makes. */
   writes: WriterClient;
@@ -28,6 +30,11 @@ export interface BackgroundJob {
   everyMs: number;
   /** Also run once more during shutdown, after the HTTP threads stopped (to flush a queue). */
   flushOnStop?: boolean;
+  /**
+   * A shared counter (slot 0) that also starts the job when it moves, without waiting for its
+   * next tick; after such a run the job waits `everyMs` before it listens again.
+   */
+  wakeOn?: Int32Array;
   /** `final` is true for the run during shutdown, which must leave nothing behind. */
   run(ctx: BackgroundContext, final: boolean): Promise<void> | void;
 }
@@ -61,6 +68,16 @@ export interface RunningBackground {
   stop(): Promise<void>;
 }
 
+/** A waiting run on wake also gives up after this long, and checks whether it should stop. */
+const WAKE_WAIT_MS = 1000;
+
+/** Atomics.waitAsync (ES2024, in Node since 16), which this TypeScript target does not declare. */
+const waitAsync = (
+  Atomics as unknown as {
+    waitAsync(array: Int32Array, index: number, value: number, timeoutMs: number): { async: false; value: string } | { async: true; value: Promise<string> };
+  }
+).waitAsync.bind(Atomics);
+
 export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): RunningBackground {
   let stopping = false;
   const running = new Map<string, Promise<void>>();
@@ -87,11 +104,28 @@ export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): 
       if (!stopping) void runOnce(job);
     }, job.everyMs);
     timers.push(timer);
+    if (job.wakeOn) void runOnWake(job, job.wakeOn);
+  }
+
+  async function runOnWake(job: BackgroundJob, counter: Int32Array): Promise<void> {
+    let seen = Atomics.load(counter, 0);
+    while (!stopping) {
+      const wait = waitAsync(counter, 0, seen, WAKE_WAIT_MS);
+      if (wait.async) await wait.value;
+      const now = Atomics.load(counter, 0);
+      if (stopping || now === seen) continue;
+      seen = now;
+      await runOnce(job);
+      // At most one early run per period: under load the ticks run the job anyway. The pause
+      // must not keep a stopping process alive.
+      await new Promise((resolve) => setTimeout(resolve, job.everyMs).unref());
+    }
   }
 
   return {
     async stop() {
       stopping = true;
+      for (const job of jobs) if (job.wakeOn) Atomics.notify(job.wakeOn, 0);
       for (const t of timers) clearInterval(t);
       await Promise.all(running.values());
       for (const job of jobs) if (job.flushOnStop) await runOnce(job, true);

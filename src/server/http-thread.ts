@@ -23,7 +23,9 @@ const metrics = createThreadMetrics();
 // The server's writer runs here when this is its only HTTP thread (server/writer.ts says why).
 // After a failed sync it answers 503 to everything, and the supervisor shuts the server down
 // (exit 1) the usual way: this thread must end through stop(), with its sockets closed.
-const writer = data.writer ? new Writer(data.dataDir, new Float64Array(data.writer.stats), () => send({ type: 'writer-failed' })) : null;
+const writer = data.writer
+  ? new Writer(data.dataDir, new Float64Array(data.writer.stats), () => send({ type: 'writer-failed' }), new Int32Array(data.writer.newPosts))
+  : null;
 if (writer && data.writer) for (const p of data.writer.ports) writer.listen(p);
 const writes = writer ? writer.localClient() : WriterClient.overPort(data.writerPort!);
 const services = openServices(data.config, data.dataDir, writes, { rejected: metrics.rateLimitRejected });

@@ -11,7 +11,7 @@ export interface ThreadData {
   /** This thread's channel to the writer thread (transferred), when the writer has a thread. */
   writerPort?: MessagePort;
   /** Otherwise the writer runs in this thread (the server's only one), with these channels. */
-  writer?: { ports: MessagePort[]; stats: SharedArrayBuffer };
+  writer?: { ports: MessagePort[]; stats: SharedArrayBuffer; newPosts: SharedArrayBuffer };
 }
 
 export interface WriterData {
@@ -21,6 +21,8 @@ export interface WriterData {
   ports: MessagePort[];
   /** Two float64s the writer keeps current: commits, writes committed. */
   stats: SharedArrayBuffer;
+  /** One int32 the writer raises after each sync that made new posts durable (server/writer.ts). */
+  newPosts: SharedArrayBuffer;
 }
 
 export type ToWriter = { type: 'stop' };

@@ -91,11 +91,14 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const supervisorChannel = new MessageChannel();
   // With one HTTP thread the writer runs inside it (server/writer.ts): no hop between threads.
   const writerInHttpThread = config.server.threads === 1;
+  // Raised by the writer after each sync that made new posts durable (server/writer.ts).
+  const newPosts = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
   const bgContext: BackgroundContext = {
     config,
     dataDir,
     sqlite,
     hot,
+    newPosts,
     newId: () => lease.ids.next(),
     runTask: (request) => pool.run(request),
     writes: WriterClient.overPort(supervisorChannel.port1),
@@ -175,7 +178,13 @@ export async function serve(opts: ServeOptions): Promise<void> {
       threadEnds.push(port2);
     }
     threadEnds.push(supervisorChannel.port2);
-    const workerData: WriterData = { dataDir, logLevel: config.log.level, ports: threadEnds, stats: writerStats.buffer as SharedArrayBuffer };
+    const workerData: WriterData = {
+      dataDir,
+      logLevel: config.log.level,
+      ports: threadEnds,
+      stats: writerStats.buffer as SharedArrayBuffer,
+      newPosts: newPosts.buffer as SharedArrayBuffer,
+    };
     const worker = new Worker(join(__dirname, 'writer-thread.js'), { workerData, transferList: threadEnds });
     let resolveExit!: () => void;
     writer = { worker, exited: new Promise((r) => (resolveExit = r)) };
@@ -201,7 +210,13 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   function startThread(index: number): Promise<ThreadHandle> {
     const workerData: ThreadData = writerInHttpThread
-      ? { config, dataDir, port, threadIndex: index, writer: { ports: [supervisorChannel.port2], stats: writerStats.buffer as SharedArrayBuffer } }
+      ? {
+          config,
+          dataDir,
+          port,
+          threadIndex: index,
+          writer: { ports: [supervisorChannel.port2], stats: writerStats.buffer as SharedArrayBuffer, newPosts: newPosts.buffer as SharedArrayBuffer },
+        }
       : { config, dataDir, port, threadIndex: index, writerPort: writerPorts[index] };
     const transferList = writerInHttpThread ? [supervisorChannel.port2] : [writerPorts[index]];
     const worker = new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList });

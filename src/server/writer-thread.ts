@@ -11,7 +11,7 @@ const control = parentPort!;
 setLogLevel(data.logLevel);
 
 // The 503s of a failed sync were posted before the exit; the supervisor then shuts down.
-const writer = new Writer(data.dataDir, new Float64Array(data.stats), () => process.exit(1));
+const writer = new Writer(data.dataDir, new Float64Array(data.stats), () => process.exit(1), new Int32Array(data.newPosts));
 for (const port of data.ports) writer.listen(port);
 
 control.on('message', (m: ToWriter) => {

@@ -43,12 +43,15 @@ export class Writer {
   /**
    * `stats`: [commits, writes] of requested writes, read by the supervisor for /metrics without a
    * message round trip. `onSyncFailure` is called once the 503s of a failed sync are on their way:
-   * the server must stop, since the writer refuses everything from then on.
+   * the server must stop, since the writer refuses everything from then on. `newPosts`, shared
+   * with the supervisor, counts the syncs that made new posts durable: its fan-out job waits on it
+   * (Atomics), so a post's fan-out starts as soon as the post is answered, not at the job's next tick.
    */
   constructor(
     dataDir: string,
     private readonly stats: Float64Array,
     private readonly onSyncFailure: () => void,
+    private readonly newPosts: Int32Array | null = null,
   ) {
     this.db = openSqlite(dataDir);
     // This connection's commits only append to the log; WalSync makes them durable before any answer.
@@ -186,6 +189,10 @@ export class Writer {
     this.wal.afterCommit((err) => {
       if (!err) {
         for (const [deliver, reply] of replies) deliver(reply);
+        if (postsCreated && this.newPosts) {
+          Atomics.add(this.newPosts, 0, 1);
+          Atomics.notify(this.newPosts, 0);
+        }
         return;
       }
       // After a failed sync the kernel may have dropped the unsynced pages: nothing since the last

@@ -24,8 +24,8 @@ function fanoutCursor(db: Sqlite): OutboxCursor {
 /**
  * Under load, fan-out tasks start at most this often. A task's cost is mostly one rewrite per
  * home timeline it touches, whatever the number of new ids it adds there, so a task that gathers
- * more events makes each post cheaper. A post made while the fan-out is idle is still dispatched
- * at the job's next 10 ms tick.
+ * more events makes each post cheaper. A post made while the fan-out is idle is dispatched as
+ * soon as the writer reports it durable.
  */
 const MIN_TASK_GAP_MS = 25;
 const lastTaskStart = new WeakMap<Sqlite, number>();
@@ -51,7 +51,9 @@ export async function dispatchFanout(ctx: BackgroundContext, final = false): Pro
 }
 
 export const socialModule: BackgroundModule = {
-  jobs: () => [{ name: 'social.fanout', everyMs: 10, flushOnStop: true, run: dispatchFanout }],
+  // Woken by the writer when new posts are durable, so a post's fan-out starts at once when the
+  // fan-out is idle; the 10 ms tick covers the rest (follows, and posts made under load).
+  jobs: (ctx) => [{ name: 'social.fanout', everyMs: 10, flushOnStop: true, wakeOn: ctx.newPosts, run: dispatchFanout }],
   gauges(registry: Registry, ctx: BackgroundContext) {
     new Gauge({
       name: 'perch_fanout_lag_events',

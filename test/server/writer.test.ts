@@ -94,3 +94,20 @@ t.test('after a failed log sync every write is answered 503, and nothing more is
   t.equal(count(db, 'SELECT COUNT(*) FROM posts WHERE id = 7302'), 0, 'the later write was not committed');
   await writer.stop();
 });
+
+t.test('the new-posts counter moves once a sync has made new posts durable, and only then', async (t) => {
+  const { dir } = freshStore(t);
+  const newPosts = new Int32Array(new SharedArrayBuffer(4));
+  const writer = new Writer(dir, new Float64Array(2), () => {}, newPosts);
+  t.teardown(() => writer.stop());
+  const client = writer.localClient();
+  const written = client.run('createPost', post('7401'));
+  t.equal(Atomics.load(newPosts, 0), 0, 'not before the answer');
+  await written;
+  t.equal(Atomics.load(newPosts, 0), 1, 'raised with the answer');
+  await client.run('like', { userId: USER, postId: '7401', now });
+  await t.rejects(client.run('createPost', { ...post('7402'), replyTo: '999' }), { status: 400, code: 'invalid_request' });
+  t.equal(Atomics.load(newPosts, 0), 1, 'a like, or a post that failed, creates nothing to fan out');
+  await Promise.all([client.run('createPost', post('7403')), client.run('createPost', post('7404'))]);
+  t.equal(Atomics.load(newPosts, 0), 2, 'once per sync, however many posts it covered');
+});

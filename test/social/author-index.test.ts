@@ -119,7 +119,7 @@ t.test('the writer thread files what a crash left unfiled as it starts, and new 
   };
 
   const { port1, port2 } = new MessageChannel();
-  const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats: new SharedArrayBuffer(16) };
+  const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats: new SharedArrayBuffer(16), newPosts: new SharedArrayBuffer(4) };
   const worker = new Worker(join(__dirname, '../../src/server/writer-thread.js'), { workerData, transferList: [port2] });
   await new Promise<void>((resolve) => worker.once('message', () => resolve()));
   await until(1);
