@@ -2,9 +2,9 @@
 // client commit and answer; a group that finds another connection holding SQLite's write lock
 // waits on a timer, not in SQLite's busy handler, so the thread keeps running meanwhile.
 import t from 'tap';
-import { rmSync, unlinkSync } from 'node:fs';
-import { tempDataDir } from '../helpers/server';
-import { migrate, openSqlite, walPath } from '../../src/store/sqlite';
+import { unlinkSync } from 'node:fs';
+import { addUsers, tempStore } from '../helpers/store';
+import { walPath, type Sqlite } from '../../src/store/sqlite';
 import { Writer } from '../../src/server/writer';
 
 const now = '2026-01-02T00:00:00.000Z';
@@ -13,16 +13,10 @@ const USER = '1001';
 type Teardown = { teardown(fn: () => unknown): void };
 
 /** A migrated store with one user, and a test connection to it, removed after the test. */
-function freshStore(t: Teardown): { dir: string; db: ReturnType<typeof openSqlite> } {
-  const dir = tempDataDir('perch-writer-local-');
-  const db = openSqlite(dir);
-  migrate(db);
-  db.prepare("INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, 'w', 'w', ?)").run(USER, now);
-  t.teardown(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { dir, db };
+function freshStore(t: Teardown): { dir: string; db: Sqlite } {
+  const store = tempStore(t, 'perch-writer-local-');
+  addUsers(store.db, { [USER]: 'w' }, now);
+  return store;
 }
 
 /** A fresh store with a writer that the test leaves running (stopped after it). */
@@ -35,7 +29,7 @@ function setup(t: Teardown) {
 }
 
 const post = (id: string) => ({ id, authorId: USER, text: 'hi ' + id, mediaIds: [] as string[], replyTo: null, createdAt: now });
-const count = (db: ReturnType<typeof openSqlite>, sql: string) => db.prepare(sql).pluck().get() as number;
+const count = (db: Sqlite, sql: string) => db.prepare(sql).pluck().get() as number;
 
 t.test('writes sent through the local client commit as one group and answer each', async (t) => {
   const { db, client, stats } = setup(t);

@@ -2,11 +2,10 @@
 // post as soon as it is committed, whether or not it has been filed yet; filing moves posts from
 // the outbox tail into the table without changing any answer; the migration files existing posts.
 import t from 'tap';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { tempDataDir } from '../helpers/server';
-import { migrate, openSqlite, type Sqlite } from '../../src/store/sqlite';
+import { addUsers, tempStore } from '../helpers/store';
+import { migrate, type Sqlite } from '../../src/store/sqlite';
 import { MIGRATIONS } from '../../src/store/migrations';
 import { writeExecutor } from '../../src/server/write-ops';
 import { GroupCommit, WriterClient } from '../../src/social/group-commit';
@@ -17,21 +16,9 @@ const now = '2026-01-02T00:00:00.000Z';
 const ALICE = '1001';
 const BOB = '1002';
 
-function freshDb(t: { teardown(fn: () => unknown): void }): { db: Sqlite; dir: string } {
-  const dir = tempDataDir('perch-author-index-');
-  const db = openSqlite(dir);
-  t.teardown(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { db, dir };
-}
-
-function addUsers(db: Sqlite): void {
-  const insert = db.prepare('INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, ?, ?, ?)');
-  insert.run(ALICE, 'alice', 'alice', now);
-  insert.run(BOB, 'bob', 'bob', now);
-}
+/** A store not yet migrated: some tests migrate it only part of the way first. */
+const freshDb = (t: { teardown(fn: () => unknown): void }) => tempStore(t, 'perch-author-index-', { migrated: false });
+const USERS = { [ALICE]: 'alice', [BOB]: 'bob' };
 
 const post = (id: number, authorId: string) => ({ id: String(id), authorId, text: `post ${id}`, mediaIds: [] as string[], replyTo: null, createdAt: now });
 const ids = (rows: Array<{ id: string }>) => rows.map((r) => r.id);
@@ -40,7 +27,7 @@ const pluck = (db: Sqlite, sql: string) => db.prepare(sql).pluck().all();
 t.test('posts are listed under their author before and after filing, the same', async (t) => {
   const { db } = freshDb(t);
   migrate(db);
-  addUsers(db);
+  addUsers(db, USERS, now);
   const store = new SocialStore(db);
   const group = new GroupCommit(db, writeExecutor(db));
   const position = () => db.prepare('SELECT last_seq FROM event_consumers WHERE name = ?').pluck().get(AUTHOR_INDEX_CONSUMER);
@@ -89,7 +76,7 @@ t.test('the migration files the posts of a store made before it, and drops the o
     db.exec(m.sql);
     db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, now);
   }
-  addUsers(db);
+  addUsers(db, USERS, now);
   const insertPost = db.prepare('INSERT INTO posts (id, author_id, text, created_at) VALUES (?, ?, ?, ?)');
   const insertEvent = db.prepare("INSERT INTO events (type, actor_id, post_id, created_at) VALUES ('post_created', ?, ?, ?)");
   for (const [id, author] of [[1, ALICE], [2, BOB], [3, ALICE]] as const) {
@@ -109,7 +96,7 @@ t.test('the migration files the posts of a store made before it, and drops the o
 t.test('the writer thread files what a crash left unfiled as it starts, and new posts shortly after their commit', async (t) => {
   const { db, dir } = freshDb(t);
   migrate(db);
-  addUsers(db);
+  addUsers(db, USERS, now);
   // Committed, then the process died before filing it.
   t.ok(new GroupCommit(db, writeExecutor(db)).commit([['createPost', post(29, ALICE)]])[0].ok);
   const filed = () => pluck(db, 'SELECT CAST(id AS TEXT) FROM author_posts ORDER BY id');

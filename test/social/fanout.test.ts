@@ -2,10 +2,8 @@
 // a post minted after a follow was requested but committed (and fanned out) before that follow —
 // repaired when the follow's own event is fanned out. Older posts are never backfilled.
 import t, { type Test } from 'tap';
-import { rmSync } from 'node:fs';
-import { tempDataDir } from '../helpers/server';
+import { addUsers, tempStore } from '../helpers/store';
 import { loadConfig } from '../../src/config';
-import { migrate, openSqlite } from '../../src/store/sqlite';
 import { openHotStore } from '../../src/store/lmdb';
 import { writeExecutor } from '../../src/server/write-ops';
 import { GroupCommit } from '../../src/social/group-commit';
@@ -24,17 +22,11 @@ const EARLY = '1003'; // followed long before
 const NEWCOMER = '1004'; // follows after the post was made: no backfill
 
 function setUp(t: Test, celebrityFollowers = 10_000) {
-  const dir = tempDataDir('perch-fanout-');
-  const sqlite = openSqlite(dir);
-  migrate(sqlite);
+  const { dir, db: sqlite } = tempStore(t, 'perch-fanout-');
   const hot = openHotStore(dir);
-  t.teardown(async () => {
-    sqlite.close();
-    await hot.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const insert = sqlite.prepare('INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, ?, ?, ?)');
-  for (const id of [AUTHOR, LATE, EARLY, NEWCOMER]) insert.run(id, 'u' + id, 'u' + id, now);
+  // Closed before the store's own teardown removes the directory (teardowns run last first).
+  t.teardown(() => hot.close());
+  addUsers(sqlite, Object.fromEntries([AUTHOR, LATE, EARLY, NEWCOMER].map((id) => [id, 'u' + id])), now);
   const config = loadConfig({ env: {}, overrides: { social: { celebrity_followers: celebrityFollowers, timeline_cap: 800 } } });
   const ctx: TaskContext = { config, dataDir: dir, sqlite, hot };
   const group = new GroupCommit(sqlite, writeExecutor(sqlite));

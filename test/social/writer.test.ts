@@ -1,26 +1,18 @@
 // The writer thread's group commit: failure isolation inside one batch, errors that keep their
 // HTTP shape across threads, and requests that end with 503 rather than hang when the writer dies.
 import t from 'tap';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { tempDataDir } from '../helpers/server';
-import { migrate, openSqlite } from '../../src/store/sqlite';
+import { addUsers, tempStore } from '../helpers/store';
 import { writeExecutor } from '../../src/server/write-ops';
 import { GroupCommit, WriterClient } from '../../src/social/group-commit';
 import { HttpError } from '../../src/http/errors';
 import type { WriterData } from '../../src/server/messages';
 
-const dir = tempDataDir('perch-writer-');
-const db = openSqlite(dir);
-migrate(db);
+const { dir, db } = tempStore(t, 'perch-writer-');
 const USER = '1001';
-db.prepare("INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, 'w', 'w', '2026-01-01T00:00:00.000Z')").run(USER);
+addUsers(db, { [USER]: 'w' });
 const exec = writeExecutor(db);
-t.teardown(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 const now = '2026-01-02T00:00:00.000Z';
 const post = (id: string, replyTo: string | null = null) => ({ id, authorId: USER, text: 'hi ' + id, mediaIds: [] as string[], replyTo, createdAt: now });

@@ -1,0 +1,25 @@
+// Stores for tests that run below the HTTP server: a SQLite file in a temporary data directory
+// of its own, closed and removed after the test, and users to own what the test writes.
+import { rmSync } from 'node:fs';
+import { migrate, openSqlite, type Sqlite } from '../../src/store/sqlite';
+import { tempDataDir } from './server';
+
+type Teardown = { teardown(fn: () => unknown): void };
+
+/** A SQLite store in a fresh data directory, migrated unless `migrated` is false. */
+export function tempStore(t: Teardown, prefix: string, opts: { migrated?: boolean } = {}): { dir: string; db: Sqlite } {
+  const dir = tempDataDir(prefix);
+  const db = openSqlite(dir);
+  if (opts.migrated ?? true) migrate(db);
+  t.teardown(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, db };
+}
+
+/** Adds users by id and handle, written straight into SQLite. */
+export function addUsers(db: Sqlite, handles: Record<string, string>, createdAt = '2026-01-01T00:00:00.000Z'): void {
+  const insert = db.prepare('INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, ?, ?, ?)');
+  for (const [id, handle] of Object.entries(handles)) insert.run(id, handle, handle.toLowerCase(), createdAt);
+}
