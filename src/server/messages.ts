@@ -3,6 +3,14 @@ import type { Config } from '../config';
 import type { MessagePort } from 'node:worker_threads';
 import type { MetricsJson } from '../http/metrics';
 
+/** Memory the writer shares with the supervisor, wherever the writer runs. */
+export interface WriterShared {
+  /** Two float64s the writer keeps current: commits, writes committed. */
+  stats: SharedArrayBuffer;
+  /** One int32 the writer raises after each sync that made new posts durable (server/writer.ts). */
+  newPosts: SharedArrayBuffer;
+}
+
 export interface ThreadData {
   config: Config;
   dataDir: string;
@@ -11,18 +19,14 @@ export interface ThreadData {
   /** This thread's channel to the writer thread (transferred), when the writer has a thread. */
   writerPort?: MessagePort;
   /** Otherwise the writer runs in this thread (the server's only one), with these channels. */
-  writer?: { ports: MessagePort[]; stats: SharedArrayBuffer; newPosts: SharedArrayBuffer };
+  writer?: WriterShared & { ports: MessagePort[] };
 }
 
-export interface WriterData {
+export interface WriterData extends WriterShared {
   dataDir: string;
   logLevel: Config['log']['level'];
   /** One channel per HTTP thread, then the supervisor's (transferred). */
   ports: MessagePort[];
-  /** Two float64s the writer keeps current: commits, writes committed. */
-  stats: SharedArrayBuffer;
-  /** One int32 the writer raises after each sync that made new posts durable (server/writer.ts). */
-  newPosts: SharedArrayBuffer;
 }
 
 export type ToWriter = { type: 'stop' };

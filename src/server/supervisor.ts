@@ -16,7 +16,7 @@ import { leaseNodeId, liveLeases } from '../store/node-lease';
 import { createPool, startBackground, type BackgroundContext, type RunningBackground } from './background';
 import { BACKGROUND_MODULES } from './modules';
 import { WriterClient } from '../social/group-commit';
-import type { FromWriter, ThreadData, ToSupervisor, ToThread, ToWriter, WriterData } from './messages';
+import type { FromWriter, ThreadData, ToSupervisor, ToThread, ToWriter, WriterData, WriterShared } from './messages';
 
 /** A reason not to start, told to the operator as one line. */
 export class StartupError extends Error {}
@@ -126,6 +126,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   for (const m of BACKGROUND_MODULES) m.gauges?.(supervisorRegistry, bgContext);
 
   const writerStats = new Float64Array(new SharedArrayBuffer(16));
+  const writerShared: WriterShared = { stats: writerStats.buffer as SharedArrayBuffer, newPosts: newPosts.buffer as SharedArrayBuffer };
   new Gauge({
     name: 'perch_group_commits',
     help: 'Group transactions committed by the writer since start that carried requested writes.',
@@ -178,13 +179,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
       threadEnds.push(port2);
     }
     threadEnds.push(supervisorChannel.port2);
-    const workerData: WriterData = {
-      dataDir,
-      logLevel: config.log.level,
-      ports: threadEnds,
-      stats: writerStats.buffer as SharedArrayBuffer,
-      newPosts: newPosts.buffer as SharedArrayBuffer,
-    };
+    const workerData: WriterData = { dataDir, logLevel: config.log.level, ports: threadEnds, ...writerShared };
     const worker = new Worker(join(__dirname, 'writer-thread.js'), { workerData, transferList: threadEnds });
     let resolveExit!: () => void;
     writer = { worker, exited: new Promise((r) => (resolveExit = r)) };
@@ -210,13 +205,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   function startThread(index: number): Promise<ThreadHandle> {
     const workerData: ThreadData = writerInHttpThread
-      ? {
-          config,
-          dataDir,
-          port,
-          threadIndex: index,
-          writer: { ports: [supervisorChannel.port2], stats: writerStats.buffer as SharedArrayBuffer, newPosts: newPosts.buffer as SharedArrayBuffer },
-        }
+      ? { config, dataDir, port, threadIndex: index, writer: { ports: [supervisorChannel.port2], ...writerShared } }
       : { config, dataDir, port, threadIndex: index, writerPort: writerPorts[index] };
     const transferList = writerInHttpThread ? [supervisorChannel.port2] : [writerPorts[index]];
     const worker = new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList });
