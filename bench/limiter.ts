@@ -9,6 +9,7 @@ import { loadConfig } from '../src/config';
 import { openHotStore } from '../src/store/lmdb';
 import { SharedLimiter } from '../src/ratelimit/shared';
 import { shortenRules } from '../src/ratelimit/policies';
+import { median } from './median';
 
 const secondsPerRound = Number(process.argv[2] ?? 1);
 const rounds = Number(process.argv[3] ?? 5);
@@ -49,7 +50,6 @@ async function main(): Promise<void> {
     bareRates.push(measure(bareRmw));
     limiterRates.push(measure(check));
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const result = {
     bench: 'limiter',
     rounds,

@@ -12,6 +12,7 @@ import { IdGenerator } from '../src/core/snowflake';
 import { generateCodes } from '../src/core/short-code';
 import { LinkStore } from '../src/links/store';
 import { loadNativeUws } from '../src/http/uws';
+import { median } from './median';
 
 // autocannon ships no type declarations; this is the part of its API used here.
 interface Req {
@@ -106,8 +107,6 @@ function metricValue(text: string, name: string, labels = ''): number {
   }
   return sum;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main(): Promise<void> {
   const seconds = Math.min(10, Number(process.argv[2] ?? 4));

@@ -18,6 +18,7 @@ import { openHotStore } from '../src/store/lmdb';
 import { IdGenerator } from '../src/core/snowflake';
 import { hashApiKey, newApiKey } from '../src/core/api-key';
 import { homeTimelines, windowHas } from '../src/social/home-timelines';
+import { median, medianBy } from './median';
 
 // autocannon ships no type declarations; this is the part of its API used here.
 interface LoadOptions {
@@ -132,8 +133,7 @@ async function compare(bareOpts: LoadOptions, perchOpts: LoadOptions): Promise<{
     const baseline = { rps: (before.rps + after.rps) / 2, runs: [before.rps, after.rps] };
     all.push({ baseline, perch, ratio: perch.rps / baseline.rps });
   }
-  const sorted = [...all].sort((a, b) => a.ratio - b.ratio);
-  return { rounds: all, median: sorted[Math.floor((sorted.length - 1) / 2)] };
+  return { rounds: all, median: medianBy(all, (r) => r.ratio) };
 }
 
 /** The figures every comparison reports: the median round's rates and ratio, and every round's ratio. */
@@ -285,7 +285,7 @@ async function fanoutBench(): Promise<Record<string, unknown>> {
       scenario: 'fanout',
       followers: followers.length,
       ms_from_201_to_last_timeline: warm.map((s) => Number(s.toFixed(1))),
-      median_ms: Number(warm[Math.floor(warm.length / 2)].toFixed(1)),
+      median_ms: Number(median(warm).toFixed(1)),
       max_ms: Number(warm[warm.length - 1].toFixed(1)),
       first_round_ms: Number(samples[0].toFixed(1)),
       check_pass_ms: Number((scans.reduce((a, b) => a + b, 0) / scans.length).toFixed(1)),

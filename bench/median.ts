@@ -1,0 +1,11 @@
+// The one definition of "median" the benchmarks report: the middle element once sorted (for an
+// even count, the upper of the two middle ones).
+
+/** The element of `items` whose `key` is the median. */
+export function medianBy<T>(items: T[], key: (item: T) => number): T {
+  return [...items].sort((a, b) => key(a) - key(b))[Math.floor(items.length / 2)];
+}
+
+export function median(xs: number[]): number {
+  return medianBy(xs, (x) => x);
+}
