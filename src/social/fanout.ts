@@ -12,7 +12,7 @@ import type { Statement } from 'better-sqlite3';
 import type { TaskContext } from '../workers/tasks';
 import type { Sqlite } from '../store/sqlite';
 import { addToTimeline } from '../core/timeline-merge';
-import { homeTimelines } from './home-timelines';
+import { homeTimelines, pulledAtReadTime } from './home-timelines';
 import { SocialStore } from './store';
 import { TOP } from './service';
 
@@ -122,7 +122,7 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
   let follows = 0;
   for (const [followerId, followeeId, since, followersCount, pulled] of s.follows.all(range.after, range.upTo) as Array<[string, string, bigint, bigint, bigint]>) {
     // A celebrity's posts are merged in at read time, from the follow on.
-    if (followersCount > celebrityAbove || pulled === 1n) continue;
+    if (pulledAtReadTime(followersCount, pulled === 1n, celebrityAbove)) continue;
     follows++;
     for (const id of s.store.authorIdsBetween(followeeId, since, TOP, cap)) push(followerId, id);
   }

@@ -30,3 +30,13 @@ export function windowHas(db: HomeTimelineDb, userId: string, id: bigint): boole
   }
   return false;
 }
+
+/**
+ * Whether an author's posts are left out of fan-out and merged into followers' timelines at read
+ * time: above `celebrityAbove` followers now, or ever left to that path before (`pull_authors`),
+ * so that none of their posts goes missing when the count drops. The fan-out and the timeline
+ * reader must agree on it.
+ */
+export function pulledAtReadTime(followersCount: number | bigint, everPulled: boolean, celebrityAbove: number): boolean {
+  return followersCount > celebrityAbove || everPulled;
+}

@@ -6,7 +6,7 @@
 import type { Config } from '../config';
 import type { HotStore } from '../store/lmdb';
 import { idsBelow, isWindow, mergeNewestFirst, windowFloor } from '../core/timeline-merge';
-import { homeTimelines, type HomeTimelineDb } from './home-timelines';
+import { homeTimelines, pulledAtReadTime, type HomeTimelineDb } from './home-timelines';
 import { postFields, type SocialStore, type TimelineRow } from './store';
 import type { Page, PostWithCounts } from './service';
 
@@ -200,7 +200,7 @@ export class HomeTimelineReader {
     const byAuthor = new Map<string, Followee>();
     const celebrities: string[] = [];
     for (const f of this.store.followees(userId)) {
-      const celebrity = f.followers_count > celebrityAbove || f.pulled === 1;
+      const celebrity = pulledAtReadTime(f.followers_count, f.pulled === 1, celebrityAbove);
       byAuthor.set(f.id, { since: BigInt(f.since), celebrity });
       if (celebrity) celebrities.push(f.id);
     }
