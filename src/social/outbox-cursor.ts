@@ -5,6 +5,18 @@ import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
 import type { WriterClient } from './group-commit';
 
+/** The home-timeline fan-out (outbox.ts). */
+export const FANOUT_CONSUMER = 'fanout';
+/** The writer's filing of posts under their authors in `author_posts` (store.ts, migration 004). */
+export const AUTHOR_INDEX_CONSUMER = 'author_index';
+/**
+ * Every consumer of the outbox. An event is kept until each of them has processed it (a consumer
+ * without a position yet counts as at the start), so one added here holds back the pruning of
+ * everything it has not seen; it cannot get back events pruned before it existed, and must build
+ * its starting state from the tables themselves.
+ */
+export const OUTBOX_CONSUMERS: readonly string[] = [FANOUT_CONSUMER, AUTHOR_INDEX_CONSUMER];
+
 export class OutboxCursor {
   private readonly lastStmt: Statement;
   private readonly maxStmt: Statement;

@@ -6,9 +6,8 @@ import { Gauge, type Registry } from 'prom-client';
 import type { Sqlite } from '../store/sqlite';
 import type { BackgroundContext, BackgroundModule } from '../server/background';
 import type { FanoutRange } from './fanout';
-import { OutboxCursor } from './outbox-cursor';
+import { FANOUT_CONSUMER, OutboxCursor } from './outbox-cursor';
 
-export const FANOUT_CONSUMER = 'fanout';
 const BATCH = 1000;
 
 const cursors = new WeakMap<Sqlite, OutboxCursor>();
@@ -50,11 +49,47 @@ export async function dispatchFanout(ctx: BackgroundContext, final = false): Pro
   }
 }
 
+/**
+ * Events every consumer has processed are kept this long, for an operator looking into what
+ * happened, and then deleted: the outbox is a queue, not a history (docs/social.md).
+ */
+export const OUTBOX_RETENTION_MS = 60 * 60 * 1000;
+/** Events deleted per write: a few milliseconds of the writer's time, between requests' groups. */
+const PRUNE_BATCH = 2000;
+const PRUNE_EVERY_MS = 60_000;
+
+/** Deletes the processed events older than the retention, a batch per write; returns how many. */
+export async function pruneOutbox(ctx: Pick<BackgroundContext, 'writes'>, now = Date.now()): Promise<number> {
+  const before = new Date(now - OUTBOX_RETENTION_MS).toISOString();
+  let deleted = 0;
+  for (;;) {
+    const n = await ctx.writes.run('pruneOutbox', { before, limit: PRUNE_BATCH });
+    deleted += n;
+    if (n < PRUNE_BATCH) return deleted;
+  }
+}
+
+/** Events kept in the outbox: they are only ever deleted from the oldest on, so no gaps. */
+function outboxEvents(db: Sqlite): number {
+  return (db.prepare('SELECT COALESCE(MAX(seq) - MIN(seq) + 1, 0) FROM events').pluck().get() as number) ?? 0;
+}
+
 export const socialModule: BackgroundModule = {
-  // Woken by the writer when new posts are durable, so a post's fan-out starts at once when the
-  // fan-out is idle; the 10 ms tick covers the rest (follows, and posts made under load).
-  jobs: (ctx) => [{ name: 'social.fanout', everyMs: 10, flushOnStop: true, wakeOn: ctx.newPosts, run: dispatchFanout }],
+  jobs: (ctx) => [
+    // Woken by the writer when new posts are durable, so a post's fan-out starts at once when the
+    // fan-out is idle; the 10 ms tick covers the rest (follows, and posts made under load).
+    { name: 'social.fanout', everyMs: 10, flushOnStop: true, wakeOn: ctx.newPosts, run: dispatchFanout },
+    { name: 'social.pruneOutbox', everyMs: PRUNE_EVERY_MS, run: (c) => pruneOutbox(c).then(() => undefined) },
+  ],
   gauges(registry: Registry, ctx: BackgroundContext) {
+    new Gauge({
+      name: 'perch_outbox_events',
+      help: 'Events kept in the outbox: not yet processed by every consumer, or processed within the retention.',
+      registers: [registry],
+      collect() {
+        this.set(outboxEvents(ctx.sqlite));
+      },
+    });
     new Gauge({
       name: 'perch_fanout_lag_events',
       help: 'Outbox events not yet processed by the home-timeline fan-out.',
@@ -83,6 +118,7 @@ export function socialStatus(db: Sqlite): Record<string, number> {
     follows: count('SELECT COUNT(*) FROM follows'),
     likes: count('SELECT COUNT(*) FROM likes'),
     media: count('SELECT COUNT(*) FROM media'),
+    outbox_events: outboxEvents(db),
     fanout_lag_events: lag.events,
     fanout_lag_seconds: Math.round(lag.seconds * 1000) / 1000,
   };

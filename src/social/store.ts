@@ -4,7 +4,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
 import type { Post } from './writes';
-import { OutboxCursor } from './outbox-cursor';
+import { AUTHOR_INDEX_CONSUMER, OutboxCursor } from './outbox-cursor';
 
 export interface PostRow {
   id: string;
@@ -65,8 +65,6 @@ export type EventType = 'post_created' | 'post_deleted' | 'like' | 'unlike' | 'r
 const POST_COLUMNS =
   'CAST(p.id AS TEXT) AS id, p.author_id, p.text, p.media_ids, CAST(p.reply_to AS TEXT) AS reply_to, p.created_at, p.like_count, p.reply_count';
 
-/** The outbox consumer that files posts under their author in `author_posts` (migration 004). */
-export const AUTHOR_INDEX_CONSUMER = 'author_index';
 
 /** SQL for the filing position: every post_created event up to it is in `author_posts`. */
 const FILING_POSITION = `COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'), 0)`;
@@ -127,6 +125,15 @@ export class SocialStore {
         'INSERT INTO event_consumers (name, last_seq, updated_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at',
       ),
       insertEvent: q('INSERT INTO events (type, actor_id, recipient_id, post_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      consumerPosition: q('SELECT last_seq FROM event_consumers WHERE name = ?').pluck(),
+      // The oldest `limit` events at or below the bound, up to the last of them made before the
+      // cutoff. Events are numbered as they commit and dated as their request ran, a few
+      // milliseconds apart at most, so this is the prefix older than the cutoff, give or take.
+      pruneEvents: q(
+        `DELETE FROM events WHERE seq <= (
+           SELECT MAX(seq) FROM (SELECT seq, created_at FROM events WHERE seq <= @upTo ORDER BY seq LIMIT @limit)
+           WHERE created_at < @before)`,
+      ),
       authorPage: q(
         `SELECT ${POST_COLUMNS} FROM posts p WHERE p.id IN (${authorPostIds('@before')})
          AND p.id < @before AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT @limit`,
@@ -258,6 +265,19 @@ export class SocialStore {
     this.s.indexAuthorPosts.run(from, to);
     this.s.advanceConsumer.run(AUTHOR_INDEX_CONSUMER, to, now);
     return to - from;
+  }
+
+  /**
+   * Deletes up to `limit` of the oldest outbox events that every one of `consumers` has processed
+   * (a consumer with no position yet holds back everything) and that were made before `before`,
+   * in the caller's transaction. Returns how many were deleted. Sequence numbers are never
+   * reused (AUTOINCREMENT), so positions and the newest event stay meaningful.
+   */
+  pruneEvents(consumers: readonly string[], before: string, limit: number): number {
+    let upTo = Infinity;
+    for (const name of consumers) upTo = Math.min(upTo, (this.s.consumerPosition.get(name) as number | undefined) ?? 0);
+    if (!(upTo > 0)) return 0;
+    return this.s.pruneEvents.run({ upTo, before, limit }).changes;
   }
 
   followees(userId: string): FolloweeRow[] {

@@ -6,6 +6,7 @@
 // (post ids as decimal strings, never bigint in results).
 import { forbidden, invalidField, notFound } from '../http/errors';
 import type { SocialStore } from './store';
+import { OUTBOX_CONSUMERS } from './outbox-cursor';
 
 export interface Post {
   id: string;
@@ -28,6 +29,8 @@ export interface WriteArgs {
   advanceConsumer: { name: string; seq: number; now: string };
   /** Files the posts created since the last filing under their authors (store.indexAuthorPosts). */
   indexAuthorPosts: { now: string };
+  /** Deletes up to `limit` outbox events made before `before` that every consumer processed. */
+  pruneOutbox: { before: string; limit: number };
 }
 
 export interface WriteResults {
@@ -40,6 +43,7 @@ export interface WriteResults {
   insertMedia: void;
   advanceConsumer: void;
   indexAuthorPosts: number;
+  pruneOutbox: number;
 }
 
 export type WriteOpName = keyof WriteArgs;
@@ -109,5 +113,9 @@ export const WRITE_OPS: Ops = {
 
   indexAuthorPosts(store, a) {
     return store.indexAuthorPosts(a.now);
+  },
+
+  pruneOutbox(store, a) {
+    return store.pruneEvents(OUTBOX_CONSUMERS, a.before, a.limit);
   },
 };

@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { migrate, openSqlite, type Sqlite } from '../../src/store/sqlite';
 import { tempDataDir } from './server';
 
-type Teardown = { teardown(fn: () => unknown): void };
+export type Teardown = { teardown(fn: () => unknown): void };
 
 /** A SQLite store in a fresh data directory, migrated unless `migrated` is false. */
 export function tempStore(t: Teardown, prefix: string, opts: { migrated?: boolean } = {}): { dir: string; db: Sqlite } {

@@ -9,7 +9,8 @@ import { migrate, type Sqlite } from '../../src/store/sqlite';
 import { MIGRATIONS } from '../../src/store/migrations';
 import { writeExecutor } from '../../src/server/write-ops';
 import { GroupCommit, WriterClient } from '../../src/social/group-commit';
-import { AUTHOR_INDEX_CONSUMER, SocialStore } from '../../src/social/store';
+import { SocialStore } from '../../src/social/store';
+import { AUTHOR_INDEX_CONSUMER } from '../../src/social/outbox-cursor';
 import type { WriterData } from '../../src/server/messages';
 
 const now = '2026-01-02T00:00:00.000Z';

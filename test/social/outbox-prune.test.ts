@@ -1,0 +1,112 @@
+// Pruning the outbox: an event is deleted only once every consumer has processed it and it is
+// older than the retention; nothing a consumer or a reader still needs goes, and sequence numbers
+// go on from where they were.
+import t from 'tap';
+import { addUsers, tempStore, type Teardown } from '../helpers/store';
+import type { Sqlite } from '../../src/store/sqlite';
+import { writeExecutor } from '../../src/server/write-ops';
+import { GroupCommit, type WriterClient } from '../../src/social/group-commit';
+import { SocialStore } from '../../src/social/store';
+import { AUTHOR_INDEX_CONSUMER, FANOUT_CONSUMER, OutboxCursor } from '../../src/social/outbox-cursor';
+import { OUTBOX_RETENTION_MS, pruneOutbox } from '../../src/social/outbox';
+
+const ALICE = '1001';
+const OLD = '2026-01-02T00:00:00.000Z';
+const NEW = '2026-01-02T05:00:00.000Z';
+/** Two hours after OLD: OLD is past the one-hour retention, NEW is not yet made. */
+const CUTOFF = '2026-01-02T01:00:00.000Z';
+
+const post = (id: number, createdAt: string) => ({ id: String(id), authorId: ALICE, text: `post ${id}`, mediaIds: [] as string[], replyTo: null, createdAt });
+const seqs = (db: Sqlite) => db.prepare('SELECT seq FROM events ORDER BY seq').pluck().all() as number[];
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+function setup(t: Teardown) {
+  const { db } = tempStore(t, 'perch-outbox-prune-');
+  addUsers(db, { [ALICE]: 'alice' });
+  const group = new GroupCommit(db, writeExecutor(db));
+  const commit = (ops: Array<[string, unknown]>) => {
+    const out = group.commit(ops as never);
+    for (const o of out) if (!o.ok) throw o.error;
+    return out.map((o) => (o as { value: unknown }).value);
+  };
+  const position = (name: string, seq: number) => commit([['advanceConsumer', { name, seq, now: OLD }]]);
+  return { db, commit, position, store: new SocialStore(db) };
+}
+t.test('only events every consumer processed, and older than the cutoff, are deleted', async (t) => {
+  const { db, commit, position } = setup(t);
+  commit(range(1, 6).map((i) => ['createPost', post(100 + i, OLD)]));
+  commit(range(7, 8).map((i) => ['createPost', post(100 + i, NEW)]));
+  t.same(seqs(db), range(1, 8));
+
+  const prune = (limit = 100) => commit([['pruneOutbox', { before: CUTOFF, limit }]])[0];
+  // The author filing is at 0 after the migration, and the fan-out has no position at all.
+  t.equal(prune(), 0, 'a consumer without a position holds back everything');
+  position(FANOUT_CONSUMER, 8);
+  t.equal(prune(), 0, 'the filing has processed nothing yet');
+  position(AUTHOR_INDEX_CONSUMER, 4);
+  t.equal(prune(), 4, 'up to the slowest consumer');
+  t.same(seqs(db), range(5, 8));
+  position(AUTHOR_INDEX_CONSUMER, 8);
+  t.equal(prune(1), 1, 'at most `limit` per write');
+  t.equal(prune(), 1, 'then the rest made before the cutoff');
+  t.same(seqs(db), [7, 8], 'events made after the cutoff are kept, though processed');
+  t.equal(prune(), 0);
+  t.equal(db.prepare('SELECT COUNT(*) FROM posts').pluck().get(), 8, 'the posts themselves stay');
+});
+
+t.test('readers and numbering are unchanged by pruning', async (t) => {
+  const { db, commit, position, store } = setup(t);
+  commit(range(1, 3).map((i) => ['createPost', post(100 + i, OLD)]));
+  commit([['indexAuthorPosts', { now: OLD }]]);
+  position(FANOUT_CONSUMER, 3);
+  // Posts 104 and 105 are not filed yet: they are read from the outbox tail.
+  commit(range(4, 5).map((i) => ['createPost', post(100 + i, OLD)]));
+  t.equal(commit([['pruneOutbox', { before: CUTOFF, limit: 100 }]])[0], 3, 'the filed and fanned-out events');
+  t.same(seqs(db), [4, 5]);
+  t.same(
+    store.authorPage(ALICE, 1000n, 10).map((p) => p.id),
+    ['105', '104', '103', '102', '101'],
+    'an author page still joins the filed part and the unfiled tail',
+  );
+
+  commit([['indexAuthorPosts', { now: OLD }]]);
+  position(FANOUT_CONSUMER, 5);
+  t.equal(commit([['pruneOutbox', { before: CUTOFF, limit: 100 }]])[0], 2);
+  t.same(seqs(db), [], 'the outbox can be emptied');
+  const cursor = new OutboxCursor(db, FANOUT_CONSUMER);
+  t.equal(cursor.newest(), 5, 'the newest event number survives an empty outbox');
+  t.same(cursor.lag(), { events: 0, seconds: 0 });
+  commit([['createPost', post(106, NEW)]]);
+  t.same(seqs(db), [6], 'numbers are never reused');
+  t.same(cursor.lag().events, 1);
+});
+
+t.test('pruneOutbox deletes a backlog a batch per write, with the retention from now', async (t) => {
+  const { db, commit, position } = setup(t);
+  commit(range(1, 4500).map((i) => ['createPost', post(10_000 + i, OLD)]));
+  position(FANOUT_CONSUMER, 4500);
+  position(AUTHOR_INDEX_CONSUMER, 4500);
+  const writes: Array<{ before: string; limit: number }> = [];
+  const client = {
+    run: async (op: string, args: { before: string; limit: number }) => {
+      t.equal(op, 'pruneOutbox');
+      writes.push(args);
+      return commit([[op, args]])[0];
+    },
+  } as unknown as WriterClient;
+
+  const justAfter = Date.parse(OLD) + OUTBOX_RETENTION_MS - 1000;
+  t.equal(await pruneOutbox({ writes: client }, justAfter), 0, 'within the retention: nothing');
+  t.equal(writes.length, 1);
+
+  writes.length = 0;
+  const later = Date.parse(OLD) + OUTBOX_RETENTION_MS + 1000;
+  t.equal(await pruneOutbox({ writes: client }, later), 4500);
+  t.same(
+    writes.map((w) => w.limit),
+    [2000, 2000, 2000],
+    'full batches go on at once, a short one ends the run',
+  );
+  t.equal(writes[0].before, new Date(later - OUTBOX_RETENTION_MS).toISOString());
+  t.same(seqs(db), []);
+});
