@@ -56,16 +56,26 @@ export async function dispatchFanout(ctx: BackgroundContext, final = false): Pro
 export const OUTBOX_RETENTION_MS = 60 * 60 * 1000;
 /** Events deleted per write: a few milliseconds of the writer's time, between requests' groups. */
 const PRUNE_BATCH = 2000;
-const PRUNE_EVERY_MS = 60_000;
+const PRUNE_EVERY_MS = 10_000;
+/**
+ * A run stops after this long even with a backlog left (the next run goes on), so that a long
+ * backlog (a first start on a large outbox) neither holds up shutdown, which waits for running
+ * jobs, nor keeps the writer busy with deletes for more than a tenth of the time.
+ */
+const PRUNE_RUN_MS = 1000;
 
-/** Deletes the processed events older than the retention, a batch per write; returns how many. */
+/**
+ * Deletes the processed events older than the retention, a batch per write, for at most
+ * `PRUNE_RUN_MS`; returns how many.
+ */
 export async function pruneOutbox(ctx: Pick<BackgroundContext, 'writes'>, now = Date.now()): Promise<number> {
   const before = new Date(now - OUTBOX_RETENTION_MS).toISOString();
+  const deadline = performance.now() + PRUNE_RUN_MS;
   let deleted = 0;
   for (;;) {
     const n = await ctx.writes.run('pruneOutbox', { before, limit: PRUNE_BATCH });
     deleted += n;
-    if (n < PRUNE_BATCH) return deleted;
+    if (n < PRUNE_BATCH || performance.now() > deadline) return deleted;
   }
 }
 
