@@ -31,7 +31,10 @@ export interface FanoutResult {
 }
 
 interface FanoutStatements {
-  /** The live posts created by a range of events, with their author's follower count. */
+  /**
+   * The live posts created by a range of events, with their author's follower count and whether
+   * the author was ever left to the pull path.
+   */
   posts: Statement;
   /** Followers of an author and the id their follow was minted at, below a bound. */
   followers: Statement;
@@ -54,8 +57,9 @@ function prepared(db: Sqlite): FanoutStatements {
     s = {
       posts: db
         .prepare(
-          `SELECT p.id, p.author_id, u.followers_count FROM events e
+          `SELECT p.id, p.author_id, u.followers_count, pa.author_id IS NOT NULL FROM events e
            JOIN posts p ON p.id = CAST(e.post_id AS INTEGER) JOIN users u ON u.id = p.author_id
+           LEFT JOIN pull_authors pa ON pa.author_id = p.author_id
            WHERE e.seq > ? AND e.seq <= ? AND e.type = 'post_created' AND p.deleted_at IS NULL ORDER BY e.seq`,
         )
         .raw()
@@ -92,16 +96,17 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
   // One query for the batch's posts, then one follower query per author (not per post).
   const byAuthor = new Map<string, bigint[]>();
   let posts = 0;
-  for (const [id, authorId, followersCount] of s.posts.all(range.after, range.upTo) as Array<[bigint, string, bigint]>) {
+  for (const [id, authorId, followersCount, pulled] of s.posts.all(range.after, range.upTo) as Array<[bigint, string, bigint, bigint]>) {
     posts++;
     push(authorId, id);
-    if (followersCount > celebrityAbove) {
-      if (!markedPulled.has(authorId)) {
-        s.markPulled.run(authorId, new Date().toISOString());
-        markedPulled.add(authorId);
-      }
-      continue;
+    const everPulled = pulled === 1n || markedPulled.has(authorId);
+    if (followersCount > celebrityAbove && !everPulled) {
+      s.markPulled.run(authorId, new Date().toISOString());
+      markedPulled.add(authorId);
     }
+    // Readers merge such an author's posts in at read time (below the threshold too, once
+    // pulled): pushing them as well would only be work for the reader to merge away.
+    if (pulledAtReadTime(followersCount, everPulled, celebrityAbove)) continue;
     const list = byAuthor.get(authorId);
     if (list) list.push(id);
     else byAuthor.set(authorId, [id]);

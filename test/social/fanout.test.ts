@@ -45,7 +45,7 @@ function setUp(t: Test, celebrityFollowers = 10_000) {
     const buf = homeTimelines(hot).getBinary(userId);
     return buf ? decodeTimeline(buf).ids.map(String) : [];
   };
-  return { commit, fanOut, replay, timeline };
+  return { commit, fanOut, replay, timeline, sqlite };
 }
 
 const follow = (followerId: string, sinceId: string): Op => ['follow', { followerId, followeeId: AUTHOR, sinceId, now }];
@@ -95,4 +95,14 @@ t.test('a follow already undone when the task runs pushes nothing', async (t) =>
   commit(follow(LATE, '4000'), ['unfollow', { followerId: LATE, followeeId: AUTHOR, now }]);
   t.same(await fanOut(), { posts: 0, follows: 0, timelines: 0 });
   t.same(timeline(LATE), []);
+});
+
+t.test("an author once pulled is not pushed to followers below the threshold either: readers pull the posts", async (t) => {
+  const { commit, fanOut, timeline, sqlite } = setUp(t);
+  commit(follow(EARLY, '100'));
+  sqlite.prepare('INSERT INTO pull_authors (author_id, marked_at) VALUES (?, ?)').run(AUTHOR, now);
+  commit(post('5000'));
+  t.same(await fanOut(), { posts: 1, follows: 0, timelines: 1 });
+  t.same(timeline(AUTHOR), ['5000'], "the author's own timeline has it");
+  t.same(timeline(EARLY), [], 'the follower reads it through the pull path');
 });
