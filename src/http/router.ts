@@ -153,13 +153,25 @@ export function writeReply(res: HttpResponse, reply: Reply, head: boolean, close
   } else if (body !== undefined && reply.contentType) {
     res.writeHeader('Content-Type', reply.contentType);
   }
-  if (head || reply.status === 204 || reply.status === 304) {
-    // endWithoutBody with arguments aborts the process in this uWS build; without them it
-    // writes no Content-Length, which HEAD, 204 and 304 responses may omit.
+  if (reply.status === 204 || reply.status === 304) {
+    // No body and no Content-Length: a 204 must not have one, and a 304's would describe the
+    // cached representation, which this reply does not carry.
     res.endWithoutBody();
+  } else if (head) {
+    endHead(res, body ?? '');
   } else {
     res.end(body ?? '', closeConnection);
   }
+}
+
+/**
+ * Ends the answer to a HEAD request: the headers a GET would get, Content-Length included, and
+ * no body. (endWithoutBody with a length argument aborts the process in this uWS build, and
+ * without one it writes no Content-Length, so the header is written here.)
+ */
+export function endHead(res: HttpResponse, body: string | Buffer): void {
+  res.writeHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
+  res.endWithoutBody();
 }
 
 export function errorReply(err: unknown, requestId: string, context: Record<string, unknown>): Reply {

@@ -9,7 +9,7 @@ import { isCodeShaped } from '../core/short-code';
 import { BotMemo } from '../core/user-agent';
 import type { BucketDecision } from '../core/token-bucket';
 import { clientIp } from '../http/client-ip';
-import type { RawRoute } from '../http/router';
+import { endHead, type RawRoute } from '../http/router';
 import type { LocalLimiter } from '../ratelimit/local';
 import type { RedirectCache } from './cache';
 import type { ClickQueue } from './clicks';
@@ -72,7 +72,7 @@ function answerError(res: HttpResponse, req: HttpRequest, head: boolean, status:
   res.writeHeader('Cache-Control', NO_STORE);
   writeLimitHeaders(res, d);
   res.writeHeader('Content-Type', asJson ? JSON_TYPE : HTML_TYPE);
-  if (head) res.endWithoutBody();
+  if (head) endHead(res, asJson ? json : html);
   else res.end(asJson ? json : html);
 }
 
@@ -83,8 +83,9 @@ function answerLimited(res: HttpResponse, head: boolean, d: BucketDecision): voi
   writeLimitHeaders(res, d);
   res.writeHeader('Retry-After', retry);
   res.writeHeader('Content-Type', JSON_TYPE);
-  if (head) res.endWithoutBody();
-  else res.end('{"error":"rate_limited","message":"Too many requests from your address; slow down.","retry_after_seconds":' + retry + '}');
+  const body = '{"error":"rate_limited","message":"Too many requests from your address; slow down.","retry_after_seconds":' + retry + '}';
+  if (head) endHead(res, body);
+  else res.end(body);
 }
 
 function serve(res: HttpResponse, req: HttpRequest, head: boolean): void {
@@ -116,7 +117,7 @@ function serve(res: HttpResponse, req: HttpRequest, head: boolean): void {
   res.writeHeader('Location', entry[0]);
   res.writeHeader('Cache-Control', NO_STORE);
   writeLimitHeaders(res, d);
-  if (head) res.endWithoutBody();
+  if (head) endHead(res, '');
   else res.end();
   observe(REDIRECT_ROUTE, method, 302, (performance.now() - started) / 1000);
 }

@@ -70,6 +70,18 @@ t.test('unknown routes are 404, wrong methods 405 with Allow', async (t) => {
   t.equal(me.status, 405);
 });
 
+t.test('HEAD answers with the headers of GET, Content-Length included, and no body', async (t) => {
+  const get = await server.get('/healthz');
+  const head = await server.request('HEAD', '/healthz');
+  t.equal(head.status, 200);
+  t.equal(head.headers.get('content-type'), 'application/json');
+  t.equal(head.headers.get('content-length'), String(Buffer.byteLength(get.text)));
+  t.equal(head.text, '');
+  const missing = await server.request('HEAD', '/api/users/@nobody');
+  t.equal(missing.status, 404);
+  t.equal(missing.headers.get('content-length'), String(Buffer.byteLength((await server.get('/api/users/@nobody')).text)));
+});
+
 t.test('/metrics is Prometheus text counting requests of every thread', async (t) => {
   for (let i = 0; i < 40; i++) await server.get('/healthz');
   const r = await server.get('/metrics');

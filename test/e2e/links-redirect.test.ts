@@ -27,8 +27,10 @@ t.test('an active link answers 302 with Location, no-store and limiter headers; 
   t.equal(r.headers.get('location'), 'https://example.com/target?x=1');
   t.equal(r.headers.get('cache-control'), 'private, no-store');
   t.ok(hasLimitHeaders(r));
+  t.equal(r.headers.get('content-length'), '0');
   const h = await server.request('HEAD', '/' + code);
   t.equal(h.status, 302);
+  t.equal(h.headers.get('content-length'), '0', 'HEAD has the length a GET has');
   t.equal(h.headers.get('location'), 'https://example.com/target?x=1');
   t.equal(h.headers.get('cache-control'), 'private, no-store');
   t.ok(hasLimitHeaders(h));
@@ -53,6 +55,10 @@ t.test('unknown codes and reserved paths: 404, HTML by default, JSON when asked'
   }
   const head = await server.request('HEAD', '/Zz9Zz9Q');
   t.equal(head.status, 404);
+  t.equal(head.headers.get('content-length'), String(Buffer.byteLength(html.text)), 'HEAD has the length of the GET body');
+  t.equal(head.text, '', 'and no body');
+  const headJson = await server.request('HEAD', '/Zz9Zz9Q', { headers: { accept: 'application/json' } });
+  t.equal(headJson.headers.get('content-length'), String(Buffer.byteLength(json.text)));
   t.equal((await server.get('/healthz')).status, 200, 'fixed routes still win over codes');
   const post = await server.post('/Zz9Zz9Q');
   t.equal(post.status, 405);

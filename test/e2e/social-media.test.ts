@@ -30,6 +30,11 @@ t.test('each accepted type uploads and is served back with its type and caching 
     t.equal(got.headers.get('cache-control'), 'public, max-age=31536000, immutable');
     t.equal(got.headers.get('etag'), `"${r.json.id}"`);
     t.same(Buffer.from(await got.arrayBuffer()), bytes);
+    const head = await fetch(server.url + r.json.url, { method: 'HEAD' });
+    t.equal(head.status, 200);
+    t.equal(head.headers.get('content-type'), type);
+    t.equal(head.headers.get('content-length'), String(bytes.length), 'HEAD tells the length a GET would send');
+    t.equal((await head.arrayBuffer()).byteLength, 0, 'and sends no body');
   }
 });
 
