@@ -20,6 +20,8 @@ export interface RequestHeaders {
   apiKey: string;
   contentType: string;
   contentLength: string;
+  /** For conditional GETs of resources with an ETag (core/etag.ts). */
+  ifNoneMatch: string;
 }
 
 export interface Ctx {
@@ -90,6 +92,7 @@ function readHeaders(req: HttpRequest): RequestHeaders {
     apiKey: req.getHeader('x-api-key'),
     contentType: req.getHeader('content-type'),
     contentLength: req.getHeader('content-length'),
+    ifNoneMatch: req.getHeader('if-none-match'),
   };
 }
 

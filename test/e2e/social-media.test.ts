@@ -38,6 +38,26 @@ t.test('each accepted type uploads and is served back with its type and caching 
   }
 });
 
+t.test('a conditional GET with the ETag answers 304 without the bytes', async (t) => {
+  const r = await server.post('/api/media', { key: user.key, body: SAMPLES['image/png'], headers: { 'content-type': 'image/png' } });
+  const url = server.url + r.json.url;
+  const etag = `"${r.json.id}"`;
+  for (const value of [etag, `W/${etag}`, `"0", ${etag}`, '*']) {
+    const got = await fetch(url, { headers: { 'if-none-match': value } });
+    t.equal(got.status, 304, value);
+    t.equal(got.headers.get('etag'), etag);
+    t.equal(got.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    t.equal((await got.arrayBuffer()).byteLength, 0);
+  }
+  const other = await fetch(url, { headers: { 'if-none-match': '"0"' } });
+  t.equal(other.status, 200, 'another tag gets the bytes');
+  t.same(Buffer.from(await other.arrayBuffer()), SAMPLES['image/png']);
+  const head = await fetch(url, { method: 'HEAD', headers: { 'if-none-match': etag } });
+  t.equal(head.status, 304, 'HEAD too');
+  const missing = await fetch(server.url + '/media/123456789', { headers: { 'if-none-match': '*' } });
+  t.equal(missing.status, 404, 'a missing file is 404 whatever the condition');
+});
+
 t.test('type checked by magic bytes: mismatch 400, other types 415, empty 400', async (t) => {
   const mismatch = await server.post('/api/media', { key: user.key, body: SAMPLES['image/gif'], headers: { 'content-type': 'image/png' } });
   t.equal(mismatch.status, 400);
