@@ -4,8 +4,8 @@ import t from 'tap';
 import { join } from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { addUsers, tempStore } from '../helpers/store';
-import { writeExecutor } from '../../src/server/write-ops';
-import { GroupCommit, WriterClient } from '../../src/social/group-commit';
+import { writeExecutor, type WriteOpName } from '../../src/server/write-ops';
+import { GroupCommit, ISOLATED_AFTER_RERUN, WriterClient } from '../../src/social/group-commit';
 import { HttpError } from '../../src/http/errors';
 import type { WriterData } from '../../src/server/messages';
 
@@ -44,7 +44,7 @@ t.test('one failing write in a batch rolls back alone; the others commit with th
   t.equal(count("SELECT COUNT(*) FROM events WHERE type = 'post_created'"), 2);
   t.equal(count("SELECT COUNT(*) FROM events WHERE type = 'reply'"), 1);
   t.equal(count("SELECT COUNT(*) FROM media WHERE id = '7001'"), 1);
-  t.same(group.stats, { commits: 1, writes: 6, reruns: 1 }, "failing writes made the batch run again, isolated");
+  t.same(group.stats, { commits: 1, writes: 6, reruns: 1, isolated: 0 }, 'failing writes made the batch run again, isolated');
 });
 
 t.test('a batch without a failing write runs once, without the isolated second run', async (t) => {
@@ -57,9 +57,26 @@ t.test('a batch without a failing write runs once, without the isolated second r
     out.map((o) => o.ok),
     [true, true],
   );
-  t.same(group.stats, { commits: 1, writes: 2, reruns: 0 });
+  t.same(group.stats, { commits: 1, writes: 2, reruns: 0, isolated: 0 });
   t.equal(count('SELECT reply_count FROM posts WHERE id = 5201'), 1);
   t.equal(count("SELECT COUNT(*) FROM events WHERE post_id IN ('5201', '5202') AND type = 'post_created'"), 2);
+});
+
+t.test('after a rerun, the next batches run isolated at once, with the same outcomes', async (t) => {
+  const group = new GroupCommit(db, exec);
+  const failing = (i: number) => ['like', { userId: USER, postId: String(990_000 + i), now }] as [WriteOpName, unknown]; // no such post
+  let n = 0;
+  const batch = () => {
+    n++;
+    return group.commit([['createPost', post(String(70_000 + n))], failing(n)]);
+  };
+  for (let i = 0; i < ISOLATED_AFTER_RERUN + 1; i++) t.same(batch().map((o) => o.ok), [true, false]);
+  t.same(group.stats, { commits: ISOLATED_AFTER_RERUN + 1, writes: 2 * (ISOLATED_AFTER_RERUN + 1), reruns: 1, isolated: ISOLATED_AFTER_RERUN });
+  t.same(batch().map((o) => o.ok), [true, false], 'then a plain attempt again');
+  t.equal(group.stats.reruns, 2);
+  t.same(group.commit([['createPost', post('79999')]]).map((o) => o.ok), [true]);
+  t.equal(group.stats.isolated, ISOLATED_AFTER_RERUN + 1, 'a clean batch in that stretch runs isolated too');
+  t.equal(count('SELECT COUNT(*) FROM posts WHERE id > 70000 AND id < 80000'), ISOLATED_AFTER_RERUN + 3, 'every good write committed');
 });
 
 t.test("the short-link service's writes run in the same groups, with their own outcomes", async (t) => {
