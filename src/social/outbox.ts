@@ -69,6 +69,10 @@ const PRUNE_RUN_MS = 1000;
  * `PRUNE_RUN_MS`; returns how many.
  */
 export async function pruneOutbox(ctx: Pick<BackgroundContext, 'writes'>, now = Date.now()): Promise<number> {
+  // The writer files posts under their authors only after new posts, so the filing's position
+  // would otherwise stay behind the likes and follows made since the last post, holding their
+  // events back for as long as nobody posts. Filing moves it to the newest event.
+  await ctx.writes.run('indexAuthorPosts', { now: new Date(now).toISOString() });
   const before = new Date(now - OUTBOX_RETENTION_MS).toISOString();
   const deadline = performance.now() + PRUNE_RUN_MS;
   let deleted = 0;

@@ -89,8 +89,8 @@ t.test('pruneOutbox deletes a backlog a batch per write, with the retention from
   const writes: Array<{ before: string; limit: number }> = [];
   const client = {
     run: async (op: string, args: { before: string; limit: number }) => {
-      t.equal(op, 'pruneOutbox');
-      writes.push(args);
+      if (op === 'pruneOutbox') writes.push(args);
+      else t.equal(op, 'indexAuthorPosts', 'the only other write: the filing, first');
       return commit([[op, args]])[0];
     },
   } as unknown as WriterClient;
@@ -108,5 +108,19 @@ t.test('pruneOutbox deletes a backlog a batch per write, with the retention from
     'full batches go on at once, a short one ends the run',
   );
   t.equal(writes[0].before, new Date(later - OUTBOX_RETENTION_MS).toISOString());
+  t.same(seqs(db), []);
+});
+
+t.test('likes and follows after the last post are pruned too: the job moves the filing on first', async (t) => {
+  const { db, commit, position } = setup(t);
+  commit([['createPost', post(101, OLD)]]);
+  commit([['indexAuthorPosts', { now: OLD }]]);
+  // Only likes since: the writer's filing, which runs after new posts, has not moved.
+  commit([['like', { userId: ALICE, postId: '101', now: OLD }], ['unlike', { userId: ALICE, postId: '101', now: OLD }]]);
+  position(FANOUT_CONSUMER, 3);
+  t.same(seqs(db), [1, 2, 3]);
+  t.equal(commit([['pruneOutbox', { before: CUTOFF, limit: 100 }]])[0], 1, 'the filing holds back the likes');
+  const client = { run: async (op: string, args: unknown) => commit([[op, args]])[0] } as unknown as WriterClient;
+  t.equal(await pruneOutbox({ writes: client }, Date.parse(OLD) + OUTBOX_RETENTION_MS + 60_000), 2);
   t.same(seqs(db), []);
 });
