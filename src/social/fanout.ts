@@ -11,7 +11,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { TaskContext } from '../workers/tasks';
 import type { Sqlite } from '../store/sqlite';
-import { addToTimeline } from '../core/timeline-merge';
+import { addToTimeline, encodeTimeline } from '../core/timeline-merge';
 import { homeTimelines, pulledAtReadTime } from './home-timelines';
 import { SocialStore } from './store';
 import { TOP } from './service';
@@ -43,6 +43,8 @@ interface FanoutStatements {
   /** The follows made by a range of events that still exist, with their followee's standing. */
   follows: Statement;
   markPulled: Statement;
+  /** The newest post committed, for a user's first timeline value. */
+  newestPost: Statement;
   /** An author's posts (filed or still in the outbox), for the follows. */
   store: SocialStore;
 }
@@ -76,6 +78,7 @@ function prepared(db: Sqlite): FanoutStatements {
         .raw()
         .safeIntegers(true),
       markPulled: db.prepare('INSERT OR IGNORE INTO pull_authors (author_id, marked_at) VALUES (?, ?)'),
+      newestPost: db.prepare('SELECT COALESCE(MAX(id), 0) FROM posts').pluck().safeIntegers(true),
       store: new SocialStore(db),
     };
     statements.set(db, s);
@@ -133,10 +136,17 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
   }
   if (targets.size === 0) return { posts, follows, timelines: 0 };
   let last: Promise<boolean> | undefined;
+  let newest: bigint | undefined;
   for (const [userId, ids] of targets) {
     // getBinary (a copy), not getBinaryFast: shutdown was seen to hang in LMDB's writer with the
     // fast read here while this thread had an asynchronous write batch open.
-    last = db.put(userId, addToTimeline(db.getBinary(userId), ids, cap));
+    const current = db.getBinary(userId);
+    // A user without a value was read from SQLite, which showed every post committed so far,
+    // including ones whose fan-out has not run yet. A first value holding only this batch's
+    // posts would hide those until their turn; so it starts empty, its floor at the newest post
+    // committed now, and everything up to there stays on the SQLite side (timeline.ts).
+    const value = current ? addToTimeline(current, ids, cap) : encodeTimeline((newest ??= s.newestPost.get() as bigint), []);
+    last = db.put(userId, value);
   }
   await last;
   return { posts, follows, timelines: targets.size };

@@ -19,10 +19,14 @@ export function homeTimelines(hot: HotStore): HomeTimelineDb {
   return db;
 }
 
-/** True when the user's precomputed timeline holds this post id. */
-export function windowHas(db: HomeTimelineDb, userId: string, id: bigint): boolean {
+/**
+ * True when the user's precomputed timeline accounts for this post id: holds it, or leaves it to
+ * SQLite by having its floor at or above it (a user's first value starts there, see fanout.ts).
+ */
+export function windowCovers(db: HomeTimelineDb, userId: string, id: bigint): boolean {
   const buf = db.getBinaryFast(userId);
   if (!buf) return false;
+  if (buf.readBigUInt64BE(0) >= id) return true;
   for (let off = buf.length - 8; off >= 8; off -= 8) {
     const v = buf.readBigUInt64BE(off);
     if (v === id) return true;

@@ -9,7 +9,7 @@ import { writeExecutor } from '../../src/server/write-ops';
 import { GroupCommit } from '../../src/social/group-commit';
 import { fanoutTask } from '../../src/social/fanout';
 import { homeTimelines } from '../../src/social/home-timelines';
-import { decodeTimeline } from '../../src/core/timeline-merge';
+import { decodeTimeline, encodeTimeline } from '../../src/core/timeline-merge';
 import type { TaskContext } from '../../src/workers/tasks';
 import type { WriteOpName } from '../../src/server/write-ops';
 
@@ -21,12 +21,14 @@ const LATE = '1002'; // follows just before the author's post is minted, commits
 const EARLY = '1003'; // followed long before
 const NEWCOMER = '1004'; // follows after the post was made: no backfill
 
-function setUp(t: Test, celebrityFollowers = 10_000) {
+/** `windows`: whether the users start with a precomputed (empty) timeline, as an active user has. */
+function setUp(t: Test, celebrityFollowers = 10_000, windows = true) {
   const { dir, db: sqlite } = tempStore(t, 'perch-fanout-');
   const hot = openHotStore(dir);
   // Closed before the store's own teardown removes the directory (teardowns run last first).
   t.teardown(() => hot.close());
   addUsers(sqlite, Object.fromEntries([AUTHOR, LATE, EARLY, NEWCOMER].map((id) => [id, 'u' + id])), now);
+  if (windows) for (const id of [AUTHOR, LATE, EARLY, NEWCOMER]) homeTimelines(hot).putSync(id, encodeTimeline(0n, []));
   const config = loadConfig({ env: {}, overrides: { social: { celebrity_followers: celebrityFollowers, timeline_cap: 800 } } });
   const ctx: TaskContext = { config, dataDir: dir, sqlite, hot };
   const group = new GroupCommit(sqlite, writeExecutor(sqlite));
@@ -45,7 +47,11 @@ function setUp(t: Test, celebrityFollowers = 10_000) {
     const buf = homeTimelines(hot).getBinary(userId);
     return buf ? decodeTimeline(buf).ids.map(String) : [];
   };
-  return { commit, fanOut, replay, timeline, sqlite };
+  const floor = (userId: string) => {
+    const buf = homeTimelines(hot).getBinary(userId);
+    return buf ? String(decodeTimeline(buf).floor) : null;
+  };
+  return { commit, fanOut, replay, timeline, floor, sqlite, fanOutRange: (after: number, upTo: number) => fanoutTask(ctx, { after, upTo }) };
 }
 
 const follow = (followerId: string, sinceId: string): Op => ['follow', { followerId, followeeId: AUTHOR, sinceId, now }];
@@ -105,4 +111,33 @@ t.test("an author once pulled is not pushed to followers below the threshold eit
   t.same(await fanOut(), { posts: 1, follows: 0, timelines: 1 });
   t.same(timeline(AUTHOR), ['5000'], "the author's own timeline has it");
   t.same(timeline(EARLY), [], 'the follower reads it through the pull path');
+});
+
+t.test("a user's first value starts empty at the newest post, leaving everything up to it to SQLite", async (t) => {
+  const { commit, fanOut, timeline, floor } = setUp(t, 10_000, false);
+  commit(follow(EARLY, '100'));
+  // Two posts committed before the fan-out runs, so a reader without a value has seen both (from
+  // SQLite); the task below covers only the first.
+  commit(post('5000'));
+  const first = await fanOut();
+  t.same(first, { posts: 1, follows: 1, timelines: 2 });
+  t.equal(floor(EARLY), '5000', 'the floor is the newest post committed when the value was made');
+  t.same(timeline(EARLY), [], 'nothing above it yet: the posts at or below it come from SQLite');
+  commit(post('5001'));
+  await fanOut();
+  t.same(timeline(EARLY), ['5001'], 'later posts are pushed as usual');
+  t.equal(floor(EARLY), '5000');
+});
+
+t.test('a first value made after newer posts were committed does not hide them', async (t) => {
+  const { commit, fanOutRange, timeline, floor } = setUp(t, 10_000, false);
+  commit(follow(EARLY, '100')); // event 1
+  commit(post('5000')); // event 2
+  // Committed before the task below runs, though in the range of a later task.
+  commit(post('5001')); // event 3
+  t.same(await fanOutRange(0, 2), { posts: 1, follows: 1, timelines: 2 });
+  t.equal(floor(EARLY), '5001', 'at the newest post, not at the batch: 5001 stays with SQLite');
+  t.same(timeline(EARLY), []);
+  await fanOutRange(2, 3);
+  t.same(timeline(EARLY), [], 'its own turn changes nothing: it is at the floor');
 });
