@@ -65,7 +65,6 @@ export type EventType = 'post_created' | 'post_deleted' | 'like' | 'unlike' | 'r
 const POST_COLUMNS =
   'CAST(p.id AS TEXT) AS id, p.author_id, p.text, p.media_ids, CAST(p.reply_to AS TEXT) AS reply_to, p.created_at, p.like_count, p.reply_count';
 
-
 /** SQL for the filing position: every post_created event up to it is in `author_posts`. */
 const FILING_POSITION = `COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'), 0)`;
 
@@ -97,11 +96,13 @@ function authorPostIds(before: string, after?: string): string {
 
 export class SocialStore {
   private readonly s: Record<string, Statement>;
+  /** Outbox consumers' positions by name, made as they are first needed. */
+  private readonly consumers = new Map<string, OutboxCursor>();
   /** Where the filing of posts under their authors stands in the outbox. */
   private readonly filing: OutboxCursor;
 
   constructor(readonly db: Sqlite) {
-    this.filing = new OutboxCursor(db, AUTHOR_INDEX_CONSUMER);
+    this.filing = this.consumer(AUTHOR_INDEX_CONSUMER);
     const q = (sql: string) => db.prepare(sql);
     this.s = {
       insertPost: q('INSERT INTO posts (id, author_id, text, media_ids, reply_to, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
@@ -125,7 +126,6 @@ export class SocialStore {
         'INSERT INTO event_consumers (name, last_seq, updated_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at',
       ),
       insertEvent: q('INSERT INTO events (type, actor_id, recipient_id, post_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
-      consumerPosition: q('SELECT last_seq FROM event_consumers WHERE name = ?').pluck(),
       // The oldest `limit` events at or below the bound, up to the last of them made before the
       // cutoff. Events are numbered as they commit and dated as their request ran, a few
       // milliseconds apart at most, so this is the prefix older than the cutoff, give or take.
@@ -275,9 +275,15 @@ export class SocialStore {
    */
   pruneEvents(consumers: readonly string[], before: string, limit: number): number {
     let upTo = Infinity;
-    for (const name of consumers) upTo = Math.min(upTo, (this.s.consumerPosition.get(name) as number | undefined) ?? 0);
+    for (const name of consumers) upTo = Math.min(upTo, this.consumer(name).last());
     if (!(upTo > 0)) return 0;
     return this.s.pruneEvents.run({ upTo, before, limit }).changes;
+  }
+
+  private consumer(name: string): OutboxCursor {
+    let cursor = this.consumers.get(name);
+    if (!cursor) this.consumers.set(name, (cursor = new OutboxCursor(this.db, name)));
+    return cursor;
   }
 
   followees(userId: string): FolloweeRow[] {
