@@ -8,11 +8,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { startServer, tempDataDir, type TestServer } from '../test/helpers/server';
 import { migrate, openSqlite } from '../src/store/sqlite';
-import { IdGenerator } from '../src/core/snowflake';
-import { generateCodes } from '../src/core/short-code';
-import { LinkStore } from '../src/links/store';
 import { loadNativeUws } from '../src/http/uws';
 import { median } from './median';
+import { seedLinks } from './seed';
 
 // autocannon ships no type declarations; this is the part of its API used here.
 interface Req {
@@ -68,17 +66,7 @@ function startBaseline(): Promise<{ proc: ChildProcess; url: string }> {
 function seed(dataDir: string): string[] {
   const db = openSqlite(dataDir);
   migrate(db);
-  const store = new LinkStore(db);
-  const ids = new IdGenerator(1001);
-  const now = Date.now();
-  const userId = ids.next();
-  db.prepare('INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, ?, ?, ?)').run(userId, 'bench', 'bench', new Date(now).toISOString());
-  const codes = store.issueCodes(generateCodes(LINKS, 7));
-  db.transaction(() => {
-    codes.forEach((code, i) =>
-      store.insert({ code, id: ids.next(), ownerId: userId, url: `https://example.com/landing/${i}?utm_source=bench`, domain: 'example.com', createdMs: now, expiresMs: null }),
-    );
-  })();
+  const codes = seedLinks(db, LINKS);
   db.close();
   return codes;
 }

@@ -15,10 +15,9 @@ import { join } from 'node:path';
 import { startServer, tempDataDir, type TestServer } from '../test/helpers/server';
 import { migrate, openSqlite, type Sqlite } from '../src/store/sqlite';
 import { openHotStore } from '../src/store/lmdb';
-import { IdGenerator } from '../src/core/snowflake';
-import { hashApiKey, newApiKey } from '../src/core/api-key';
 import { homeTimelines, windowCovers } from '../src/social/home-timelines';
 import { median, medianBy } from './median';
+import { seedAuthorsWithFollowers, seedFollows, seedUsers } from './seed';
 
 // autocannon ships no type declarations; this is the part of its API used here.
 interface LoadOptions {
@@ -47,47 +46,6 @@ const seconds = Number(process.argv[3] ?? 4);
 const connections = Number(process.argv[4] ?? 32);
 /** Rounds of each comparison; the reported ratio is their median. */
 const rounds = Number(process.argv[5] ?? 3);
-const ids = new IdGenerator(1000);
-
-interface Seeded {
-  userId: string;
-  key: string;
-}
-
-/** Users (with keys) and follow edges written straight into SQLite before the server starts. */
-function seedUsers(db: Sqlite, prefix: string, n: number, withKeys: boolean): Seeded[] {
-  const now = new Date().toISOString();
-  const insertUser = db.prepare('INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, ?, ?, ?)');
-  const insertKey = db.prepare('INSERT INTO api_keys (id, user_id, key_hash, admin, created_at) VALUES (?, ?, ?, 0, ?)');
-  const out: Seeded[] = [];
-  db.transaction(() => {
-    for (let i = 0; i < n; i++) {
-      const id = ids.next();
-      const handle = `${prefix}${i}`;
-      insertUser.run(id, handle, handle.toLowerCase(), now);
-      const key = withKeys ? newApiKey() : '';
-      if (withKeys) insertKey.run('key_' + id, id, hashApiKey(key), now);
-      out.push({ userId: id, key });
-    }
-  })();
-  return out;
-}
-
-function seedFollows(db: Sqlite, edges: Array<[follower: string, followee: string]>): void {
-  const now = new Date().toISOString();
-  const follow = db.prepare('INSERT OR IGNORE INTO follows (follower_id, followee_id, since_id, created_at) VALUES (?, ?, ?, ?)');
-  const following = db.prepare('UPDATE users SET following_count = following_count + 1 WHERE id = ?');
-  const followers = db.prepare('UPDATE users SET followers_count = followers_count + 1 WHERE id = ?');
-  db.transaction(() => {
-    for (const [a, b] of edges) {
-      if (follow.run(a, b, BigInt(ids.next()), now).changes) {
-        following.run(a);
-        followers.run(b);
-      }
-    }
-  })();
-}
-
 function freshDataDir(): { dir: string; db: Sqlite } {
   const dir = tempDataDir('perch-bench-social-');
   const db = openSqlite(dir);
@@ -153,14 +111,8 @@ function ratioFields(result: { rounds: Round[]; median: Round }): Record<string,
 
 async function postsBench(): Promise<Record<string, unknown>> {
   const { dir, db } = freshDataDir();
-  const authors = seedUsers(db, 'author', 50, true);
-  const fans = seedUsers(db, 'fan', 100, false);
   // Every author has 10 followers.
-  const edges: Array<[string, string]> = [];
-  authors.forEach((a, i) => {
-    for (let k = 0; k < 10; k++) edges.push([fans[(i * 10 + k) % fans.length].userId, a.userId]);
-  });
-  seedFollows(db, edges);
+  const authors = seedAuthorsWithFollowers(db, 50, 10);
   db.close();
   const server = await startServer({ dataDir: dir, threads: 1 });
   const bare = await startBare(['json201']);
