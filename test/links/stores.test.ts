@@ -59,6 +59,34 @@ t.test('the click queue drains exactly once into the aggregates', async (t) => {
   t.equal(drainClicks(q.db, store), 0, 'nothing twice');
 });
 
+t.test('a drain transaction takes about batchLinks distinct links, the rest in later ones', async (t) => {
+  const now = Date.now();
+  for (let i = 1; i <= 5; i++) {
+    store.insert({ code: `lnk000${i}`, id: String(900 + i), ownerId: '1', url: 'https://example.com', domain: 'example.com', createdMs: now, expiresMs: null });
+  }
+  const q = new ClickQueue(hot, 7);
+  const before = store.processedEvents();
+  // Three queue entries: links 1 and 2 (10 clicks), link 3 (5 clicks), links 4 and 5 (20 clicks).
+  for (let i = 0; i < 10; i++) q.push(i % 2 ? 'lnk0001' : 'lnk0002', now, '', false);
+  q.flush();
+  for (let i = 0; i < 5; i++) q.push('lnk0003', now, '', false);
+  q.flush();
+  for (let i = 0; i < 20; i++) q.push(i % 2 ? 'lnk0004' : 'lnk0005', now, '', false);
+  q.flush();
+  await q.db.committed;
+  t.equal(drainClicks(q.db, store, 100_000, 1, 2), 10, 'the first entry reaches two links: one batch ends there');
+  t.equal(clickQueueState(q.db).depth, 2);
+  t.equal(store.processedEvents() - before, 10, 'committed before the next batch is read');
+  t.equal(drainClicks(q.db, store, 100_000, Infinity, 2), 25, 'the rest, in further batches');
+  t.equal(clickQueueState(q.db).depth, 0);
+  t.same(
+    [1, 2, 3, 4, 5].map((i) => store.dailyCounts(`lnk000${i}`).map((d) => d.clicks)),
+    [[5], [5], [5], [10], [10]],
+    'every click counted once',
+  );
+  t.equal(drainClicks(q.db, store, 100_000, Infinity, 2), 0, 'nothing twice');
+});
+
 t.test('the redirect cache: miss → SQLite, TTL as safety net, dropShared', async (t) => {
   const now = Date.now();
   store.insert({ code: 'cache01', id: '101', ownerId: '1', url: 'https://old.example', domain: 'old.example', createdMs: now, expiresMs: null });
