@@ -4,7 +4,7 @@ import type { Config } from '../config';
 import type { Principal } from '../accounts/store';
 import { dailySeries, MINUTE_MS } from '../core/clicks';
 import { checkTargetUrl } from '../core/link-url';
-import { decodeLinkCursor, encodeLinkCursor } from '../core/link-cursor';
+import type { CursorCodec } from '../core/cursor';
 import { invalidField, invalidRequest, notFound, unavailable, type ErrorDetail } from '../http/errors';
 import { parseWith, type Reply } from '../http/router';
 import type { RateLimits } from '../ratelimit/policies';
@@ -30,6 +30,8 @@ export interface LinkDeps {
   nodeId: number;
   /** Links are created, edited and deleted by the writer (links/writes.ts). */
   writes: WriterClient;
+  /** Issues and checks the cursors of GET /api/links. */
+  cursors: CursorCodec;
 }
 
 export class LinkService {
@@ -223,7 +225,7 @@ export class LinkService {
     let after: string | null = null;
     const rawCursor = query.get('cursor');
     if (rawCursor !== null && rawCursor !== '') {
-      after = decodeLinkCursor(principal.userId, rawCursor);
+      after = this.deps.cursors.decode(`links:${principal.userId}`, rawCursor, 1)?.[0] ?? null;
       if (after === null) details.push({ path: 'cursor', message: 'is not a cursor issued by this server' });
     }
     if (details.length) throw invalidRequest(details);
@@ -236,7 +238,7 @@ export class LinkService {
       updated_at: r.updated_at,
       status: r.expires_ms !== null && r.expires_ms <= nowMs ? 'expired' : 'active',
     }));
-    const next = more ? encodeLinkCursor(principal.userId, page[page.length - 1].id) : null;
+    const next = more ? this.deps.cursors.encode(`links:${principal.userId}`, [page[page.length - 1].id]) : null;
     return { status: 200, json: { items, next_cursor: next } };
   }
 }

@@ -9,6 +9,8 @@ import { SharedLimiter } from '../ratelimit/shared';
 import { openSocial, type Social } from '../social';
 import { LinkService } from '../links/service';
 import type { WriterClient } from '../social/group-commit';
+import { CursorCodec } from '../core/cursor';
+import { serverSecret } from '../store/secrets';
 
 export interface Services {
   config: Config;
@@ -21,6 +23,8 @@ export interface Services {
   limits: RateLimits;
   social: Social;
   links: LinkService;
+  /** Issues and checks the cursors of every paginated list. */
+  cursors: CursorCodec;
   /** Client addresses whose X-Forwarded-For is believed (server.trusted_proxies). */
   trustedProxies: ReadonlySet<string>;
   close(): Promise<void>;
@@ -37,7 +41,8 @@ export function openServices(config: Config, dataDir: string, writes: WriterClie
   const lease = leaseNodeId(hot);
   const accounts = new AccountStore(sqlite);
   const limits = new RateLimits(config, new SharedLimiter(hot), hooks, config.server.threads);
-  const links = new LinkService({ config, sqlite, hot, limits, newId: () => lease.ids.next(), nodeId: lease.nodeId, writes });
+  const cursors = new CursorCodec(serverSecret(sqlite, 'cursor'));
+  const links = new LinkService({ config, sqlite, hot, limits, newId: () => lease.ids.next(), nodeId: lease.nodeId, writes, cursors });
   return {
     config,
     dataDir,
@@ -47,8 +52,9 @@ export function openServices(config: Config, dataDir: string, writes: WriterClie
     newId: () => lease.ids.next(),
     accounts,
     limits,
-    social: openSocial(config, dataDir, sqlite, hot, accounts, () => lease.ids.next(), writes),
+    social: openSocial(config, dataDir, sqlite, hot, accounts, () => lease.ids.next(), writes, cursors),
     links,
+    cursors,
     trustedProxies: new Set(config.server.trusted_proxies),
     async close() {
       writes.close();

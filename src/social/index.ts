@@ -5,6 +5,7 @@ import type { AccountStore } from '../accounts/store';
 import type { Route } from '../http/router';
 import type { Sqlite } from '../store/sqlite';
 import type { HotStore } from '../store/lmdb';
+import type { CursorCodec } from '../core/cursor';
 import { MediaFiles } from '../media/store';
 import { mediaRoutes } from '../media/routes';
 import { SocialService } from './service';
@@ -20,7 +21,7 @@ export interface Social {
   routes(): Route[];
 }
 
-export function openSocial(config: Config, dataDir: string, sqlite: Sqlite, hot: HotStore, accounts: AccountStore, newId: () => string, writes: WriterClient): Social {
+export function openSocial(config: Config, dataDir: string, sqlite: Sqlite, hot: HotStore, accounts: AccountStore, newId: () => string, writes: WriterClient, cursors: CursorCodec): Social {
   const store = new SocialStore(sqlite);
   const service = new SocialService(store, accounts, newId, writes);
   const timeline = new HomeTimelineReader(store, hot, config);
@@ -29,6 +30,6 @@ export function openSocial(config: Config, dataDir: string, sqlite: Sqlite, hot:
     service,
     timeline,
     media,
-    routes: () => [...socialRoutes(service, timeline), ...mediaRoutes(service, media, newId)],
+    routes: () => [...socialRoutes(service, timeline, cursors), ...mediaRoutes(service, media, newId)],
   };
 }

@@ -3,6 +3,7 @@ import type { Route } from '../http/router';
 import { parseWith } from '../http/router';
 import type { Page, SocialService } from './service';
 import type { HomeTimelineReader } from './timeline';
+import type { CursorCodec } from '../core/cursor';
 import { createPostSchema, pageReply, pageRequest } from './schema';
 
 const NO_CONTENT = { status: 204 } as const;
@@ -12,21 +13,26 @@ const FOLLOWING = { status: 200, json: { following: true } } as const;
  * GET /api/users/{id|@handle}/<name>: one of a user's lists, newest first, with cursors that are
  * valid only for that list of that user.
  */
-function userListRoute<T>(social: SocialService, name: string, list: (userId: string, before: bigint, limit: number) => Page<T>): Route {
+function userListRoute<T>(
+  social: SocialService,
+  cursors: CursorCodec,
+  name: string,
+  list: (userId: string, before: bigint, limit: number) => Page<T>,
+): Route {
   return {
     method: 'GET',
     path: `/api/users/:id/${name}`,
     handler(ctx) {
       const user = social.userOrThrow(ctx.params[0]);
       const kind = `${name}:${user.id}`;
-      const page = pageRequest(ctx, kind);
+      const page = pageRequest(ctx, kind, cursors);
       const result = list(user.id, page.before, page.limit);
-      return { status: 200, json: pageReply(kind, result.items, result.next) };
+      return { status: 200, json: pageReply(kind, result.items, result.next, cursors) };
     },
   };
 }
 
-export function socialRoutes(social: SocialService, timeline: HomeTimelineReader): Route[] {
+export function socialRoutes(social: SocialService, timeline: HomeTimelineReader, cursors: CursorCodec): Route[] {
   // A timeline's next cursor is a hash of (user, id); readers re-read the same page, so the last
   // cursor issued to each user is kept (per thread, bounded) instead of hashed per request.
   const timelineCursors = new Map<string, { next: bigint; cursor: string }>();
@@ -34,7 +40,7 @@ export function socialRoutes(social: SocialService, timeline: HomeTimelineReader
     if (next === null) return null;
     const last = timelineCursors.get(userId);
     if (last && last.next === next) return last.cursor;
-    const cursor = pageReply(kind, [], next).next_cursor!;
+    const cursor = pageReply(kind, [], next, cursors).next_cursor!;
     if (timelineCursors.size >= 50_000) timelineCursors.clear();
     timelineCursors.set(userId, { next, cursor });
     return cursor;
@@ -83,7 +89,7 @@ export function socialRoutes(social: SocialService, timeline: HomeTimelineReader
         return NO_CONTENT;
       },
     },
-    userListRoute(social, 'posts', (id, before, limit) => social.userPosts(id, before, limit)),
+    userListRoute(social, cursors, 'posts', (id, before, limit) => social.userPosts(id, before, limit)),
     {
       method: 'POST',
       path: '/api/users/:id/follow',
@@ -102,8 +108,8 @@ export function socialRoutes(social: SocialService, timeline: HomeTimelineReader
         return NO_CONTENT;
       },
     },
-    userListRoute(social, 'followers', (id, before, limit) => social.followers(id, before, limit)),
-    userListRoute(social, 'following', (id, before, limit) => social.following(id, before, limit)),
+    userListRoute(social, cursors, 'followers', (id, before, limit) => social.followers(id, before, limit)),
+    userListRoute(social, cursors, 'following', (id, before, limit) => social.following(id, before, limit)),
     {
       method: 'GET',
       path: '/api/timeline',
@@ -111,7 +117,7 @@ export function socialRoutes(social: SocialService, timeline: HomeTimelineReader
       handler(ctx) {
         const userId = ctx.principal!.userId;
         const kind = `timeline:${userId}`;
-        const page = pageRequest(ctx, kind);
+        const page = pageRequest(ctx, kind, cursors);
         // Written as bytes from fragments each thread serialised once (same JSON as pageReply).
         const body = timeline.readBody(userId, page.before, page.limit, (next) => timelineCursor(userId, kind, next));
         return { status: 200, body, contentType: 'application/json' };

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { invalidField } from '../http/errors';
 import { queryParams, type Ctx } from '../http/router';
-import { decodeCursor, encodeCursor } from '../core/cursor';
+import type { CursorCodec } from '../core/cursor';
 import { TOP } from './service';
 
 export const createPostSchema = z.strictObject({
@@ -24,7 +24,7 @@ export interface PageRequest {
  * Reads `?limit` and `?cursor` for the list `kind` (which names the list and its subject, so a
  * cursor of one list is not accepted by another).
  */
-export function pageRequest(ctx: Ctx, kind: string): PageRequest {
+export function pageRequest(ctx: Ctx, kind: string, cursors: CursorCodec): PageRequest {
   const q = queryParams(ctx);
   let limit = DEFAULT_LIMIT;
   const rawLimit = q.get('limit');
@@ -37,13 +37,13 @@ export function pageRequest(ctx: Ctx, kind: string): PageRequest {
   let before = TOP;
   const cursor = q.get('cursor');
   if (cursor !== null) {
-    const position = decodeCursor(kind, cursor, 1);
+    const position = cursors.decode(kind, cursor, 1);
     if (!position) throw invalidField('cursor', 'not a cursor issued for this list');
     before = BigInt(position[0]);
   }
   return { limit, before };
 }
 
-export function pageReply<T>(kind: string, items: T[], next: bigint | null): { items: T[]; next_cursor: string | null } {
-  return { items, next_cursor: next === null ? null : encodeCursor(kind, [next.toString()]) };
+export function pageReply<T>(kind: string, items: T[], next: bigint | null, cursors: CursorCodec): { items: T[]; next_cursor: string | null } {
+  return { items, next_cursor: next === null ? null : cursors.encode(kind, [next.toString()]) };
 }

@@ -1,4 +1,6 @@
 import t from 'tap';
+import { createHash } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { startServer, type TestServer } from '../helpers/server';
 import { allPages, createPost, eventually } from '../social/helpers';
 
@@ -164,4 +166,30 @@ t.test('paging beyond the precomputed window returns every post once, newest fir
   t.same(forged.json.details, [{ path: 'cursor', message: 'not a cursor issued for this list' }]);
   const foreign = await server.get(`/api/timeline?cursor=${encodeURIComponent(first.json.next_cursor)}`, { key: w1.key });
   t.equal(foreign.status, 400, "another user's cursor");
+  // A client can compute any checksum that is not keyed: the cursor must still be refused.
+  const body = Buffer.from('999').toString('base64url');
+  const unkeyed = createHash('sha256').update(`timeline:${reader.user_id}`).update('\0').update(body).digest('base64url');
+  for (const length of [10, 16]) {
+    const made = await server.get(`/api/timeline?cursor=${body}~${unkeyed.slice(0, length)}`, { key: reader.key });
+    t.equal(made.status, 400, `a cursor made by the client (${length} characters of checksum)`);
+  }
+});
+
+t.test('cursors stay valid across a restart of the server', async (t) => {
+  const first = await startServer();
+  const dataDir = first.dataDir;
+  const author = await first.keygen('author');
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) ids.push((await createPost(first, author.key, `post ${i}`)).id);
+  const page = await first.get(`/api/users/${author.user_id}/posts?limit=1`);
+  t.same(page.json.items.map((p: any) => p.id), [ids[2]]);
+  await first.stop('SIGTERM');
+  const second = await startServer({ dataDir });
+  t.teardown(async () => {
+    await second.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const next = await second.get(`/api/users/${author.user_id}/posts?limit=1&cursor=${encodeURIComponent(page.json.next_cursor)}`);
+  t.equal(next.status, 200);
+  t.same(next.json.items.map((p: any) => p.id), [ids[1]]);
 });

@@ -86,7 +86,7 @@ t.test('the migration files the posts of a store made before it, and drops the o
   }
   t.same(pluck(db, "SELECT name FROM sqlite_master WHERE name = 'posts_author'"), ['posts_author']);
 
-  t.same(migrate(db), [{ version: 4, name: 'author index' }]);
+  t.same(migrate(db).find((m) => m.version === 4), { version: 4, name: 'author index' });
   t.same(pluck(db, "SELECT name FROM sqlite_master WHERE name = 'posts_author'"), [], 'the index on posts is gone');
   t.same(pluck(db, 'SELECT author_id || \':\' || id FROM author_posts ORDER BY author_id, id'), [`${ALICE}:1`, `${ALICE}:3`, `${BOB}:2`]);
   t.same(pluck(db, `SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'`), [3]);

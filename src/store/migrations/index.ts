@@ -4,6 +4,7 @@ import { accounts } from './001-accounts';
 import { links } from './002-links';
 import { social } from './003-social';
 import { authorIndex } from './004-author-index';
+import { serverSecrets } from './005-server-secrets';
 
 export interface Migration {
   version: number;
@@ -11,4 +12,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [accounts, links, social, authorIndex];
+export const MIGRATIONS: Migration[] = [accounts, links, social, authorIndex, serverSecrets];
