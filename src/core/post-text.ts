@@ -19,11 +19,16 @@ export function codePointLength(s: string): number {
 }
 
 const ONLY_WHITE_SPACE = /^\p{White_Space}*$/u;
+/** A surrogate that is not half of a pair (JSON can carry one as `\ud800`): not Unicode text. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
 
 export type PostTextResult = { ok: true; text: string } | { ok: false; message: string };
 
 /** Normalises post text and checks its length; the stored form is the returned `text`. */
 export function normalizePostText(raw: string): PostTextResult {
+  // Stored as UTF-8, such a string would come back with U+FFFD in its place, differing from the
+  // text the 201 confirmed and, three bytes each, possibly longer than the limit.
+  if (LONE_SURROGATE.test(raw)) return { ok: false, message: 'text is not valid Unicode: it has an unpaired surrogate' };
   const text = raw.normalize('NFC');
   if (ONLY_WHITE_SPACE.test(text)) return { ok: false, message: 'text must contain something other than white space' };
   const length = codePointLength(text);

@@ -44,7 +44,9 @@ export function invalidRequest(details: ErrorDetail[], message = 'The request is
 }
 
 export function invalidField(path: string, message: string): HttpError {
-  return invalidRequest([{ path, message }], `${path}: ${message}`);
+  // A detail about the body as a whole has no path: its message alone makes the sentence.
+  const sentence = path ? `${path}: ${message}` : `${message.charAt(0).toUpperCase()}${message.slice(1)}.`;
+  return invalidRequest([{ path, message }], sentence);
 }
 
 export function notFound(message = 'Not found.'): HttpError {

@@ -2,6 +2,7 @@
 // HttpRequest before anything asynchronous happens, reads bodies with the contract's limits,
 // authenticates, and turns replies and thrown errors into responses. 404 and 405 (with Allow)
 // are answered here, so capabilities only describe their routes.
+import { isUtf8 } from 'node:buffer';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { ZodError, type ZodType } from 'zod';
 import { errorFields, log } from '../log';
@@ -96,10 +97,17 @@ function readHeaders(req: HttpRequest): RequestHeaders {
   };
 }
 
-/** The API key of a request: `Authorization: Bearer <key>` or `X-Api-Key: <key>`. */
+const BEARER_SCHEME = /^\s*Bearer(\s|$)/i;
+const BEARER_KEY = /^\s*Bearer\s+(\S+)\s*$/i;
+
+/**
+ * The API key of a request: `Authorization: Bearer <key>` or `X-Api-Key: <key>`. An Authorization
+ * header of another scheme (Basic credentials a reverse proxy asked for, say) is not perch's: the
+ * key is then taken from X-Api-Key. A Bearer header wins over X-Api-Key, malformed or not.
+ */
 export function presentedKey(h: RequestHeaders): string {
-  if (h.authorization) {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(h.authorization);
+  if (BEARER_SCHEME.test(h.authorization)) {
+    const m = BEARER_KEY.exec(h.authorization);
     return m ? m[1] : '';
   }
   return h.apiKey.trim();
@@ -312,6 +320,8 @@ export class Router {
       try {
         if (isJson) {
           if (size === 0) throw invalidRequest([{ path: '', message: 'a JSON body is required' }], 'A JSON body is required.');
+          // JSON is UTF-8; decoding other bytes would silently put U+FFFD into what is stored.
+          if (!isUtf8(raw)) throw invalidRequest([{ path: '', message: 'the body is not valid UTF-8' }], 'The body is not valid UTF-8 JSON.');
           try {
             ctx.json = JSON.parse(raw.toString('utf8'));
           } catch {

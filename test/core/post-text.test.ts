@@ -33,3 +33,9 @@ t.test('empty or white-space-only text is refused', async (t) => {
   });
   t.same(normalizePostText(' a '), { ok: true, text: ' a ' });
 });
+
+t.test('text with an unpaired surrogate is refused, a pair is not', async (t) => {
+  const refused = { ok: false, message: 'text is not valid Unicode: it has an unpaired surrogate' };
+  for (const s of ['\ud800', '\udc00', 'a\ud83d', '\ude00\ud83d', '\udc00'.repeat(280)]) t.same(normalizePostText(s), refused, JSON.stringify(s));
+  t.same(normalizePostText('\ud83d\ude00'), { ok: true, text: '😀' });
+});

@@ -58,6 +58,38 @@ t.test('text is NFC-normalised, counted in code points, 1 to 280', async (t) => 
   }
 });
 
+t.test('text that is not Unicode, a body that is not UTF-8, a media_ids string: 400, nothing stored', async (t) => {
+  const posts = async () => (await allPages(server, `/api/users/${alice.user_id}/posts?limit=100`)).items.length;
+  const before = await posts();
+  for (const text of ['\ud800', 'lone \udc00 low', '\udc00'.repeat(280), 'pair reversed \ude00\ud83d']) {
+    const r = await server.post('/api/posts', { key: alice.key, json: { text } });
+    t.equal(r.status, 400, JSON.stringify(text));
+    t.same(r.json.details, [{ path: 'text', message: 'text is not valid Unicode: it has an unpaired surrogate' }]);
+  }
+  t.equal((await server.post('/api/posts', { key: alice.key, json: { text: 'a real pair \ud83d\ude00' } })).status, 201, 'a surrogate pair is fine');
+  // {"text":"<0xff 0xfe>"}
+  const notUtf8 = Buffer.concat([Buffer.from('{"text":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+  const bad = await server.post('/api/posts', { key: alice.key, body: notUtf8, headers: { 'content-type': 'application/json' } });
+  t.equal(bad.status, 400);
+  t.same(bad.json, { error: 'invalid_request', message: 'The body is not valid UTF-8 JSON.', details: [{ path: '', message: 'the body is not valid UTF-8' }] });
+  const mediaString = await server.post('/api/posts', { key: alice.key, json: { text: 'x', media_ids: '123456789012345678' } });
+  t.equal(mediaString.status, 400);
+  t.equal(mediaString.json.details.length, 1, 'one detail: not an array (no length check of the string)');
+  t.equal(mediaString.json.details[0].path, 'media_ids');
+  t.equal(await posts(), before + 1, 'only the valid post was stored');
+});
+
+t.test('a Basic Authorization header (a proxy\'s) leaves the key to X-Api-Key', async (t) => {
+  const basic = 'Basic ' + Buffer.from('proxy:secret').toString('base64');
+  const viaHeader = await server.post('/api/posts', { json: { text: 'behind a proxy' }, headers: { authorization: basic, 'x-api-key': alice.key } });
+  t.equal(viaHeader.status, 201);
+  t.equal(viaHeader.json.author_id, alice.user_id);
+  const noKey = await server.post('/api/posts', { json: { text: 'no key' }, headers: { authorization: basic } });
+  t.equal(noKey.status, 401);
+  const bearerWins = await server.post('/api/posts', { json: { text: 'two keys' }, headers: { authorization: 'Bearer nope', 'x-api-key': alice.key } });
+  t.equal(bearerWins.status, 401, 'a Bearer header is authoritative, even with a valid X-Api-Key beside it');
+});
+
 t.test('bad bodies are 400/415/413/401', async (t) => {
   const missing = await server.post('/api/posts', { key: alice.key, json: {} });
   t.equal(missing.status, 400);
