@@ -1,5 +1,5 @@
 // GET /{code} and HEAD /{code}: the hot path of the appliance, served by raw uWS handlers.
-// Per request: the loose per-IP limit (thread memory), one cache lookup (thread memory, else one
+// Per request: the loose per-IP limit (memory shared by the HTTP threads), one cache lookup (thread memory, else one
 // LMDB read), the expiry check, an un-awaited click enqueue, and a 302 whose constant parts are
 // precomputed. No closures, regular expressions or object spreads are created per request; the
 // 404/410/429 answers are precomputed strings too. Every response carries the limiter headers.
@@ -22,6 +22,8 @@ export interface RedirectDeps {
   limiter: LocalLimiter;
   trustedProxies: ReadonlySet<string>;
   observe(route: string, method: string, status: number, seconds: number): void;
+  /** Counts a 429 in perch_rate_limit_rejections_total under the limiter's name. */
+  rejected(limit: string): void;
 }
 
 function page(title: string, text: string): string {
@@ -46,6 +48,7 @@ let limiter: LocalLimiter;
 let trusted: ReadonlySet<string>;
 let trustedCount = 0;
 let observe: RedirectDeps['observe'];
+let rejected: RedirectDeps['rejected'];
 let limitHeader = '';
 /** X-RateLimit-Remaining values as strings, precomputed up to a bound. */
 let remainingText: string[] = [];
@@ -97,6 +100,7 @@ function serve(res: HttpResponse, req: HttpRequest, head: boolean): void {
   const d = limiter.take(ip, nowMs);
   if (!d.allowed) {
     answerLimited(res, head, d);
+    rejected(limiter.name);
     observe(REDIRECT_ROUTE, method, 429, (performance.now() - started) / 1000);
     return;
   }
@@ -137,6 +141,7 @@ export function redirectRoutes(deps: RedirectDeps): RawRoute[] {
   trusted = deps.trustedProxies;
   trustedCount = trusted.size;
   observe = deps.observe;
+  rejected = deps.rejected;
   limitHeader = String(limiter.spec.capacity);
   const n = Math.min(limiter.spec.capacity, 65_536) + 1;
   remainingText = new Array<string>(n);

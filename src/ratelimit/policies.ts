@@ -2,7 +2,7 @@
 // the limiter's store fails (see docs/rate-limiting.md):
 //   POST /api/shorten  strict per API key: bucket + per-second burst cap + daily quota; fails closed
 //   GET /api/search    strict per API key and tier (recent | relevance); fails open
-//   GET /{code}        loose per client IP, per thread in memory; cannot fail
+//   GET /{code}        loose per client IP, in memory shared by the HTTP threads; cannot fail
 import type { Config } from '../config';
 import type { CompositeDecision, LimitRule, LimitOutcome } from '../core/token-bucket';
 import { unavailable } from '../http/errors';
@@ -40,13 +40,13 @@ export class RateLimits {
     private readonly config: Config,
     private readonly shared: SharedLimiter,
     private readonly hooks: RateLimitHooks,
-    threads: number,
+    redirectTable: SharedArrayBuffer = LocalLimiter.allocate(),
   ) {
     this.shorten = shortenRules(config);
     this.search = { recent: searchRules(config, 'recent'), relevance: searchRules(config, 'relevance') };
     this.redirect = new LocalLimiter(
       { capacity: config.limits.redirect.capacity, refillPerSecond: config.limits.redirect.refill_per_second },
-      threads,
+      redirectTable,
       'redirect',
     );
   }

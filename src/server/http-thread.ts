@@ -28,7 +28,7 @@ const writer = data.writer
   : null;
 if (writer && data.writer) for (const p of data.writer.ports) writer.listen(p);
 const writes = writer ? writer.localClient() : WriterClient.overPort(data.writerPort!);
-const services = openServices(data.config, data.dataDir, writes, { rejected: metrics.rateLimitRejected });
+const services = openServices(data.config, data.dataDir, writes, data.redirectTable, { rejected: metrics.rateLimitRejected });
 
 // GET /metrics is answered from the supervisor, which sums every thread's registry.
 let metricsRequestId = 0;

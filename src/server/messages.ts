@@ -16,6 +16,8 @@ export interface ThreadData {
   dataDir: string;
   port: number;
   threadIndex: number;
+  /** The per-IP redirect buckets, one table for every HTTP thread (ratelimit/local.ts). */
+  redirectTable: SharedArrayBuffer;
   /** This thread's channel to the writer thread (transferred), when the writer has a thread. */
   writerPort?: MessagePort;
   /** Otherwise the writer runs in this thread (the server's only one), with these channels. */

@@ -39,6 +39,7 @@ export function buildRawRoutes(services: Services, system: SystemHooks): RawRout
       limiter: services.limits.redirect,
       trustedProxies: services.trustedProxies,
       observe: system.metrics.observe,
+      rejected: system.metrics.rateLimitRejected,
     }),
   ];
 }

@@ -34,13 +34,16 @@ export interface ServiceHooks extends RateLimitHooks {}
 
 const NO_HOOKS: ServiceHooks = { rejected: () => {} };
 
-/** `writes` reaches the server's writer; closing the services closes it. */
-export function openServices(config: Config, dataDir: string, writes: WriterClient, hooks: ServiceHooks = NO_HOOKS): Services {
+/**
+ * `writes` reaches the server's writer; closing the services closes it. `redirectTable` holds the
+ * per-IP redirect buckets, shared by every HTTP thread (ratelimit/local.ts).
+ */
+export function openServices(config: Config, dataDir: string, writes: WriterClient, redirectTable: SharedArrayBuffer, hooks: ServiceHooks = NO_HOOKS): Services {
   const sqlite = openSqlite(dataDir);
   const hot = openHotStore(dataDir);
   const lease = leaseNodeId(hot);
   const accounts = new AccountStore(sqlite);
-  const limits = new RateLimits(config, new SharedLimiter(hot), hooks, config.server.threads);
+  const limits = new RateLimits(config, new SharedLimiter(hot), hooks, redirectTable);
   const cursors = new CursorCodec(serverSecret(sqlite, 'cursor'));
   const links = new LinkService({ config, sqlite, hot, limits, newId: () => lease.ids.next(), nodeId: lease.nodeId, writes, cursors });
   return {

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { Registry, Gauge } from 'prom-client';
 import type { Config } from '../config';
+import { LocalLimiter } from '../ratelimit/local';
 import { log, errorFields, setLogLevel } from '../log';
 import { aggregateMetrics, type MetricsJson } from '../http/metrics';
 import { loadNativeUws } from '../http/uws';
@@ -126,6 +127,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   for (const m of BACKGROUND_MODULES) m.gauges?.(supervisorRegistry, bgContext);
 
   const writerStats = new Float64Array(new SharedArrayBuffer(16));
+  const redirectTable = LocalLimiter.allocate();
   const writerShared: WriterShared = { stats: writerStats.buffer as SharedArrayBuffer, newPosts: newPosts.buffer as SharedArrayBuffer };
   new Gauge({
     name: 'perch_group_commits',
@@ -205,8 +207,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   function startThread(index: number): Promise<ThreadHandle> {
     const workerData: ThreadData = writerInHttpThread
-      ? { config, dataDir, port, threadIndex: index, writer: { ports: [supervisorChannel.port2], ...writerShared } }
-      : { config, dataDir, port, threadIndex: index, writerPort: writerPorts[index] };
+      ? { config, dataDir, port, threadIndex: index, redirectTable, writer: { ports: [supervisorChannel.port2], ...writerShared } }
+      : { config, dataDir, port, threadIndex: index, redirectTable, writerPort: writerPorts[index] };
     const transferList = writerInHttpThread ? [supervisorChannel.port2] : [writerPorts[index]];
     const worker = new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList });
     let resolveExit!: () => void;

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { Worker } from 'node:worker_threads';
 import { rmSync } from 'node:fs';
 import { loadConfig, type Config } from '../../src/config';
 import { HttpError } from '../../src/http/errors';
@@ -17,7 +18,7 @@ function setup(t: { teardown(fn: () => unknown): void }, overrides: Record<strin
   const hot = openHotStore(dir);
   const rejected: string[] = [];
   const config: Config = loadConfig({ env: {}, overrides: overrides as never });
-  const limits = new RateLimits(config, new SharedLimiter(hot), { rejected: (n) => rejected.push(n) }, 1);
+  const limits = new RateLimits(config, new SharedLimiter(hot), { rejected: (n) => rejected.push(n) });
   t.teardown(async () => {
     limits.redirect.close();
     await hot.close().catch(() => {});
@@ -109,18 +110,67 @@ t.test('a throttled (flagged) key gets the contract 429', async (t) => {
   t.same(rejected, ['anomaly']);
 });
 
-t.test('the loose redirect limiter splits capacity across threads and sweeps idle clients', async (t) => {
-  const local = new LocalLimiter({ capacity: 1000, refillPerSecond: 500 }, 2, 'redirect');
-  t.teardown(() => local.close());
-  t.same(local.spec, { capacity: 500, refillPerSecond: 250 });
+t.test('the loose redirect limiter: the configured bucket per client, one table for every thread', async (t) => {
+  const table = LocalLimiter.allocate();
+  // Two limiters on one table stand for two HTTP threads.
+  const [a, b] = [new LocalLimiter({ capacity: 1000, refillPerSecond: 500 }, table, 'redirect'), new LocalLimiter({ capacity: 1000, refillPerSecond: 500 }, table, 'redirect')];
+  t.same(a.spec, { capacity: 1000, refillPerSecond: 500 }, 'not divided among threads');
   let passed = 0;
-  for (let i = 0; i < 600; i++) if (local.take('10.0.0.1', NOW).allowed) passed++;
-  t.equal(passed, 500);
-  t.equal(local.take('10.0.0.2', NOW).remaining, 499, 'per client');
-  const d = local.take('10.0.0.1', NOW);
+  for (let i = 0; i < 1200; i++) if ((i % 2 ? a : b).take('10.0.0.1', NOW).allowed) passed++;
+  t.equal(passed, 1000, 'one bucket, whichever thread takes');
+  t.equal(b.take('10.0.0.2', NOW).remaining, 999, 'per client');
+  const d = a.take('10.0.0.1', NOW);
   t.equal(d.allowed, false);
   t.equal(d.retryAfterSeconds, 1);
-  t.equal(local.size, 2);
+  t.equal(d.limit, 1000);
+  t.equal(a.take('10.0.0.1', NOW + 1000).remaining, 499, 'refills at 500/s');
+  t.equal(a.size, 0, 'counted against the clock: at the real time these buckets are long full');
+});
+
+t.test('the redirect table: a full bucket frees its slot; more clients than slots replace the fullest', async (t) => {
+  const table = LocalLimiter.allocate(8);
+  const limiter = new LocalLimiter({ capacity: 2, refillPerSecond: 1 }, table, 'redirect');
+  // 8 slots, 8 probes: 8 clients fit, each down to 0 tokens.
+  const clients = Array.from({ length: 8 }, (_, i) => `192.0.2.${i}`);
+  clients.forEach((c, i) => {
+    for (let k = 0; k < 2; k++) t.ok(limiter.take(c, NOW + i * 10 + k).allowed);
+  });
+  for (const c of clients) t.notOk(limiter.take(c, NOW + 100).allowed, `${c} is limited`);
+  // A ninth client replaces the bucket closest to full: the one taken from longest ago.
+  for (let k = 0; k < 2; k++) t.ok(limiter.take('198.51.100.1', NOW + 200).allowed);
+  t.notOk(limiter.take('198.51.100.1', NOW + 200).allowed, 'the ninth client is limited like the others');
+  t.notOk(limiter.take(clients[7], NOW + 200).allowed, 'the most recent clients keep their buckets');
+  t.notOk(limiter.take(clients[1], NOW + 200).allowed);
+  t.ok(limiter.take(clients[0], NOW + 200).allowed, 'the client taken from longest ago starts again from a full bucket');
+  // Two seconds later every bucket is full again, so any client can take any slot.
+  for (let i = 0; i < 8; i++) t.ok(limiter.take(`203.0.113.${i}`, NOW + 3000).allowed);
+  t.throws(() => LocalLimiter.allocate(100), /power of two/);
+});
+
+t.test('the redirect table holds under two threads taking at once', async (t) => {
+  const table = LocalLimiter.allocate();
+  const path = require.resolve('../../src/ratelimit/local');
+  const code = `
+    const { workerData, parentPort } = require('node:worker_threads');
+    const { LocalLimiter } = require(workerData.path);
+    const limiter = new LocalLimiter({ capacity: 20000, refillPerSecond: 0.001 }, workerData.table, 'redirect');
+    let allowed = 0;
+    const now = Date.now();
+    for (let i = 0; i < 30000; i++) if (limiter.take(i % 3 ? '10.1.1.1' : '10.2.2.' + (i % 200), now).allowed) allowed++;
+    parentPort.postMessage(allowed);`;
+  const run = () =>
+    new Promise<number>((resolve, reject) => {
+      const w = new Worker(code, { eval: true, workerData: { table, path } });
+      w.once('message', resolve);
+      w.once('error', reject);
+    });
+  const [x, y] = await Promise.all([run(), run()]);
+  const limiter = new LocalLimiter({ capacity: 20000, refillPerSecond: 0.001 }, table, 'redirect');
+  // 2 × 20,000 takes of the shared client against one bucket of 20,000: exactly 20,000 pass; the
+  // 200 others never run out.
+  const shared = x + y - 2 * 10000;
+  t.equal(shared, 20000, 'no take lost or doubled');
+  t.equal(limiter.take('10.1.1.1', Date.now()).allowed, false);
 });
 
 t.test('client IP: socket peer, or X-Forwarded-For only from a trusted proxy', async (t) => {
