@@ -11,7 +11,11 @@ export const linksBackground: BackgroundModule = {
   // Fill the pool to its target before the server listens (a first start fills 10,000 codes);
   // afterwards a job tops it up below the low-water mark.
   async prepare(ctx: BackgroundContext) {
-    const size = new CodePool(ctx.hot).size();
+    const pool = new CodePool(ctx.hot);
+    const length = ctx.config.links.code_length;
+    const discarded = pool.discardOtherLengths(length);
+    if (discarded > 0) log.info('links.code_length changed: pooled codes of another length discarded', { discarded, code_length: length });
+    const size = pool.size();
     const target = ctx.config.links.pool_target;
     if (size >= target) return;
     // Said before the wait, so a slow first start (a large target) explains itself in the log.

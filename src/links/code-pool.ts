@@ -42,6 +42,24 @@ export class CodePool {
   }
 
   /**
+   * Removes pooled codes that are not `length` characters long: after links.code_length changed,
+   * new links get codes of the new length at once instead of after the old pool is used up. The
+   * removed codes stay registered as issued, so they are never minted again; returns how many.
+   */
+  discardOtherLengths(length: number): number {
+    const db = this.db;
+    return db.transactionSync(() => {
+      let removed = 0;
+      for (const code of db.getKeys()) {
+        if ((code as string).length === length) continue;
+        db.removeSync(code);
+        removed++;
+      }
+      return removed;
+    });
+  }
+
+  /**
    * Tops the pool up to `target` codes of `length` characters; returns how many were added.
    * Codes are registered in SQLite before they are pooled, so a crash in between loses codes
    * (harmless) but never duplicates one.

@@ -1,5 +1,6 @@
 // An exhausted code pool stalls creation with 503 while redirects keep working.
 import t from 'tap';
+import { rmSync } from 'node:fs';
 import { startServer, testThreads, type Key, type TestServer } from '../helpers/server';
 import { hasLimitHeaders, metric, shorten, waitFor } from './links-helpers';
 
@@ -53,4 +54,26 @@ t.test('pool empty: 503 unavailable with retry hints; redirects still 302', asyn
   t.equal(list.json.items.length, 2, 'the failed creation left nothing behind');
   const status = JSON.parse((await server.cli(['status', '--json'])).stdout);
   t.equal(status.code_pool_size, 0);
+});
+
+t.test('a new links.code_length applies to the next link, not after the old pool is used up', async (t) => {
+  const first = await startServer({ threads: testThreads(), config: { links: { pool_target: 50, pool_low_water: 10 } } });
+  const dataDir = first.dataDir;
+  const bob = await first.keygen('bob');
+  const before = await shorten(first, bob, { url: 'https://example.com/seven' });
+  t.equal(before.json.short_code.length, 7);
+  await first.stop('SIGTERM');
+  const second = await startServer({ dataDir, threads: testThreads(), config: { links: { code_length: 9, pool_target: 50, pool_low_water: 10 } } });
+  t.teardown(async () => {
+    await second.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  t.ok(second.logs.some((l) => l.includes('pooled codes of another length discarded')), 'the discard is logged');
+  for (let i = 0; i < 3; i++) {
+    const r = await shorten(second, bob, { url: `https://example.com/nine/${i}` });
+    t.equal(r.status, 201);
+    t.match(r.json.short_code, /^[0-9A-Za-z]{9}$/, `link ${i + 1} has a 9-character code`);
+  }
+  t.equal((await second.get('/' + before.json.short_code)).status, 302, 'links made before keep working');
+  t.equal(await metric(second, 'perch_code_pool_size'), 47);
 });
