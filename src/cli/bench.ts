@@ -12,6 +12,7 @@ export const SCENARIOS: Record<string, { script: string; args: string[]; about: 
   timeline: { script: 'social.js', args: ['timeline'], about: 'GET /api/timeline (50 items) vs a bare uWS constant body' },
   fanout: { script: 'social.js', args: ['fanout'], about: 'one post to 10,000 followers: 201 → last timeline' },
   limiter: { script: 'limiter.js', args: [], about: 'shared limiter checks/s vs a bare LMDB read-modify-write' },
+  mixed: { script: 'mixed.js', args: [], about: 'redirects with posts being created beside them vs redirects alone' },
 };
 
 export function benchCommand(scenario: string | undefined, extra: string[]): Promise<void> {

@@ -1,7 +1,10 @@
 // Pieces every CLI command shares: option parsers, config loading and failure reporting.
 import { InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { ensureDataDir } from '../server/supervisor';
+import { sqlitePath } from '../store/sqlite';
 
 export interface CommonOptions {
   data: string;
@@ -24,6 +27,16 @@ export function commandConfig(opts: CommonOptions, overrides?: NonNullable<Param
 /** Opens (creating if needed) the data directory for a command. */
 export function dataDirOf(opts: CommonOptions): string {
   return ensureDataDir(opts.data);
+}
+
+/**
+ * The data directory of a command that only looks at or changes what is there (status, keys
+ * list, ...): a mistyped --data must not quietly make an empty store and report on it.
+ */
+export function existingDataDirOf(opts: CommonOptions): string {
+  const dir = resolve(opts.data);
+  if (!existsSync(sqlitePath(dir))) throw new UsageError(`no perch data in ${dir} (perch migrate, keygen or serve creates it)`);
+  return ensureDataDir(dir);
 }
 
 /** A bad value noticed by a command itself (not by commander's parser): exit 2 like a bad flag. */

@@ -4,7 +4,7 @@ import { clearFlag, isActive, openFlagMirror } from '../links/anomaly';
 import { LinkStore } from '../links/store';
 import { migrate, openSqlite } from '../store/sqlite';
 import { openHotStore } from '../store/lmdb';
-import { commandConfig, dataDirOf, printJson, type CommonOptions } from './common';
+import { commandConfig, existingDataDirOf, printJson, type CommonOptions } from './common';
 
 interface ListOptions extends CommonOptions {
   json: boolean;
@@ -13,7 +13,7 @@ interface ListOptions extends CommonOptions {
 
 function open(opts: CommonOptions) {
   commandConfig(opts);
-  const dir = dataDirOf(opts);
+  const dir = existingDataDirOf(opts);
   const db = openSqlite(dir);
   migrate(db);
   const hot = openHotStore(dir);

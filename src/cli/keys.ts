@@ -6,7 +6,7 @@ import { announceKeyRevocation } from '../accounts/key-cache';
 import { migrate, openSqlite } from '../store/sqlite';
 import { openHotStore } from '../store/lmdb';
 import { leaseNodeId } from '../store/node-lease';
-import { UsageError, commandConfig, dataDirOf, printJson, type CommonOptions } from './common';
+import { UsageError, commandConfig, dataDirOf, existingDataDirOf, printJson, type CommonOptions } from './common';
 
 interface KeygenOptions extends CommonOptions {
   user: string;
@@ -14,9 +14,10 @@ interface KeygenOptions extends CommonOptions {
   json: boolean;
 }
 
-function openAccounts(opts: CommonOptions) {
+/** `create`: the command may make the data directory (keygen is how a new installation starts). */
+function openAccounts(opts: CommonOptions, create = false) {
   commandConfig(opts);
-  const db = openSqlite(dataDirOf(opts));
+  const db = openSqlite(create ? dataDirOf(opts) : existingDataDirOf(opts));
   migrate(db);
   return { db, accounts: new AccountStore(db) };
 }
@@ -25,7 +26,7 @@ export async function keygenCommand(opts: KeygenOptions): Promise<void> {
   if (!isValidHandle(opts.user)) {
     throw new UsageError(`invalid handle "${opts.user}": use 1-30 of A-Z a-z 0-9 _`);
   }
-  const { db, accounts } = openAccounts(opts);
+  const { db, accounts } = openAccounts(opts, true);
   const hot = openHotStore(dataDirOf(opts));
   const lease = leaseNodeId(hot);
   try {
@@ -35,7 +36,8 @@ export async function keygenCommand(opts: KeygenOptions): Promise<void> {
     const keyId = newKeyId();
     accounts.addKey(keyId, user.id, hashApiKey(key), opts.admin, now);
     if (opts.json) {
-      printJson({ user_id: user.id, handle: user.handle, key, admin: opts.admin, key_id: keyId });
+      // The contract's four fields; `perch keys list --user <handle> --json` shows the key's id.
+      printJson({ user_id: user.id, handle: user.handle, key, admin: opts.admin });
     } else {
       process.stdout.write(`${created ? 'created user' : 'user'} @${user.handle} (id ${user.id})\n`);
       process.stdout.write(`key id ${keyId}${opts.admin ? ' (admin)' : ''}\n`);
@@ -57,7 +59,14 @@ interface ListOptions extends CommonOptions {
 export function keysListCommand(opts: ListOptions): void {
   const { db, accounts } = openAccounts(opts);
   try {
-    const rows = accounts.listKeys(opts.user);
+    let handle: string | undefined;
+    if (opts.user !== undefined) {
+      // A handle, @handle or user id, as flags clear takes it.
+      const u = accounts.userByHandle(opts.user.replace(/^@/, '')) ?? accounts.userById(opts.user);
+      if (!u) throw new Error(`no user ${opts.user}`);
+      handle = u.handle;
+    }
+    const rows = accounts.listKeys(handle);
     if (opts.json) {
       printJson(rows.map((r) => ({ key_id: r.id, user_id: r.user_id, handle: r.handle, admin: r.admin, created_at: r.created_at, revoked_at: r.revoked_at })));
       return;

@@ -36,7 +36,7 @@ export function buildProgram(): Command {
 
   const keys = program.command('keys').description('list and revoke API keys');
   withCommon(keys.command('list').description('list key ids (never the keys themselves)'))
-    .option('--user <handle>', 'only this user\'s keys')
+    .option('--user <user>', 'only the keys of this user (handle, @handle or user id)')
     .option('--json', 'print JSON', false)
     .action((opts) => keysListCommand(opts));
   withCommon(keys.command('revoke').description('revoke a key by its id').argument('<key-id>', 'id from `perch keys list`'))

@@ -1,6 +1,6 @@
 // The CLI and start-up: flags, config errors, refusals, shutdown, node-id leases.
 import t from 'tap';
-import { writeFileSync, rmSync } from 'node:fs';
+import { existsSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, startServer, tempDataDir, testThreads } from '../helpers/server';
 
@@ -113,7 +113,7 @@ t.test('keygen: --json shape, case-insensitive handles, keys list never shows ke
   const a = await runCli(['keygen', '--user', 'Bob_1', '--json', '--data', d]);
   t.equal(a.code, 0);
   const ka = JSON.parse(a.stdout);
-  t.same(Object.keys(ka).sort(), ['admin', 'handle', 'key', 'key_id', 'user_id']);
+  t.same(Object.keys(ka).sort(), ['admin', 'handle', 'key', 'user_id'], "exactly the contract's fields");
   t.equal(ka.handle, 'Bob_1');
   t.equal(ka.admin, false);
   t.match(ka.user_id, /^[1-9]\d+$/);
@@ -125,7 +125,17 @@ t.test('keygen: --json shape, case-insensitive handles, keys list never shows ke
   t.equal(list.code, 0);
   t.notMatch(list.stdout, new RegExp(ka.key));
   t.notMatch(list.stdout, new RegExp(b.key));
-  t.same(JSON.parse(list.stdout).map((k: { key_id: string }) => k.key_id).sort(), [ka.key_id, b.key_id].sort());
+  const listed = JSON.parse(list.stdout) as Array<{ key_id: string; user_id: string; admin: boolean }>;
+  t.equal(listed.length, 2);
+  t.ok(listed.every((k) => /^key_/.test(k.key_id) && k.user_id === ka.user_id));
+  t.same(listed.map((k) => k.admin).sort(), [false, true]);
+  for (const who of ['bob_1', '@Bob_1', ka.user_id]) {
+    const mine = await runCli(['keys', 'list', '--user', who, '--json', '--data', d]);
+    t.equal(JSON.parse(mine.stdout).length, 2, `--user ${who}`);
+  }
+  const nobody = await runCli(['keys', 'list', '--user', 'nobody', '--data', d]);
+  t.equal(nobody.code, 1);
+  t.equal(nobody.stderr, 'perch: no user nobody\n');
   const human = await runCli(['keygen', '--user', 'carol', '--data', d]);
   t.match(human.stdout, /^perch_[A-Za-z0-9_-]{32}$/m);
   const revoke = await runCli(['keys', 'revoke', 'key_doesnotexist', '--data', d]);
@@ -166,4 +176,18 @@ t.test('SIGTERM stops the server cleanly with exit 0 and frees the leases', asyn
   t.equal(status.node_leases.filter((l: { pid: number }) => l.pid === s.proc.pid).length, 0);
   const sigint = await startServer({ dataDir: d });
   t.equal(await sigint.stop('SIGINT'), 0, 'SIGINT too');
+});
+
+t.test('commands that read a store do not make one where --data points at nothing', async (t) => {
+  const missing = join(dir(), 'not-here');
+  for (const args of [['status'], ['status', '--json'], ['keys', 'list'], ['keys', 'revoke', 'key_x'], ['flags', 'list'], ['flags', 'clear', 'bob']]) {
+    const r = await runCli([...args, '--data', missing]);
+    t.equal(r.code, 2, args.join(' '));
+    t.equal(r.stderr, `perch: no perch data in ${missing} (perch migrate, keygen or serve creates it)\n`);
+  }
+  t.notOk(existsSync(missing), 'nothing was created');
+  t.equal((await runCli(['migrate', '--data', missing])).code, 0, 'migrate makes it');
+  const status = await runCli(['status', '--json', '--data', missing]);
+  t.equal(status.code, 0, status.stderr);
+  t.same(JSON.parse(status.stdout).click_queue, { depth: 0, lag_seconds: 0 });
 });

@@ -39,7 +39,7 @@ t.test('missing, unknown and revoked keys answer 401 with WWW-Authenticate: Bear
   const second = await server.keygen('alice');
   t.equal(second.user_id, alice.user_id, 'keygen for an existing handle adds a key to the same user');
   t.equal((await server.get('/api/me', { key: second.key })).status, 200);
-  const revoke = await server.cli(['keys', 'revoke', second.key_id]);
+  const revoke = await server.cli(['keys', 'revoke', await server.newestKeyId(second.user_id)]);
   t.equal(revoke.code, 0, revoke.stderr);
   const revoked = await server.get('/api/me', { key: second.key });
   t.equal(revoked.status, 401);

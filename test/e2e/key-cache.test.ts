@@ -18,7 +18,7 @@ async function statuses(key: string): Promise<number[]> {
 t.test('perch keys revoke: every thread refuses the key on the next request', async (t) => {
   const k: Key = await server.keygen('revoked_by_cli');
   t.same(await statuses(k.key), [201, 201, 201, 201, 201, 201]);
-  const r = await server.cli(['keys', 'revoke', k.key_id]);
+  const r = await server.cli(['keys', 'revoke', await server.newestKeyId(k.user_id)]);
   t.equal(r.code, 0, r.stderr);
   t.same(await statuses(k.key), [401, 401, 401, 401, 401, 401]);
   t.equal((await server.get('/api/timeline', { key: k.key })).status, 401);
@@ -28,7 +28,7 @@ t.test('a revocation written straight to SQLite takes effect within a second', a
   const k: Key = await server.keygen('revoked_in_sql');
   t.same(await statuses(k.key), [201, 201, 201, 201, 201, 201]);
   const db = openSqlite(server.dataDir);
-  db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').run(new Date().toISOString(), k.key_id);
+  db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').run(new Date().toISOString(), await server.newestKeyId(k.user_id));
   db.close();
   const revokedAt = Date.now();
   await new Promise((r) => setTimeout(r, 1100));

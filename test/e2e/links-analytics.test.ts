@@ -88,6 +88,6 @@ t.test('perch status shows the pool and the click queue', async (t) => {
   const s = JSON.parse(r.stdout);
   t.type(s.code_pool_size, 'number');
   t.ok(s.code_pool_size > 0);
-  t.same(Object.keys(s.click_queue).sort(), ['depth', 'lagSeconds']);
+  t.same(Object.keys(s.click_queue).sort(), ['depth', 'lag_seconds']);
   t.ok((await metric(server, 'perch_code_pool_size'))! > 0);
 });

@@ -66,7 +66,6 @@ export interface Key {
   key: string;
   user_id: string;
   handle: string;
-  key_id: string;
   admin: boolean;
 }
 
@@ -130,6 +129,14 @@ export class TestServer {
     const r = await this.cli(['keygen', '--user', handle, '--json', ...(admin ? ['--admin'] : [])]);
     if (r.code !== 0) throw new Error(`keygen failed: ${r.stderr}`);
     return JSON.parse(r.stdout) as Key;
+  }
+
+  /** The id of a user's newest key (keygen prints the contract's four fields, without it). */
+  async newestKeyId(userId: string): Promise<string> {
+    const list = await this.cli(['keys', 'list', '--user', userId, '--json']);
+    if (list.code !== 0) throw new Error(`keys list failed: ${list.stderr}`);
+    const keys = JSON.parse(list.stdout) as Array<{ key_id: string }>;
+    return keys[keys.length - 1].key_id;
   }
 
   /** Sends a signal and resolves with the exit code. */
