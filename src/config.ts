@@ -102,12 +102,13 @@ function setPath(target: Record<string, Json>, path: string[], value: Json): voi
 }
 
 /** Parses an environment value in the type of the default it overrides. */
-function parseEnvValue(name: string, raw: string, current: Json): Json {
+function parseEnvValue(name: string, path: string[], raw: string, current: Json): Json {
   if (typeof current === 'string') return raw;
   try {
     return JSON.parse(raw) as Json;
   } catch {
-    throw new ConfigError(`${name}: expected a ${Array.isArray(current) ? 'JSON array' : typeof current}, got ${JSON.stringify(raw)}`);
+    const expected = Array.isArray(current) ? 'JSON array' : typeof current;
+    throw new ConfigError(`invalid configuration key ${path.join('.')} (from ${name}): expected a ${expected}, got ${JSON.stringify(raw)}`);
   }
 }
 
@@ -136,7 +137,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     if (!name.startsWith('PERCH_') || raw === undefined) continue;
     const path = names.get(name);
     if (!path) throw new ConfigError(`unknown configuration variable ${name}`);
-    setPath(fromEnv, path, parseEnvValue(name, raw, getPath(defaults, path)));
+    setPath(fromEnv, path, parseEnvValue(name, path, raw, getPath(defaults, path)));
   }
   merged = deepMerge(merged, fromEnv);
   if (opts.overrides) merged = deepMerge(merged, opts.overrides);

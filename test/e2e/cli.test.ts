@@ -47,7 +47,7 @@ t.test('config errors stop the server with one line naming the key, exit 2', asy
   }
   const env = await runCli(['serve', '--port', '0', '--data', d], { PERCH_SERVER_THREADS: 'many' });
   t.equal(env.code, 2);
-  t.match(env.stderr, /PERCH_SERVER_THREADS/);
+  t.equal(env.stderr, 'perch: invalid configuration key server.threads (from PERCH_SERVER_THREADS): expected a number, got "many"\n');
   const unknown = await runCli(['serve', '--port', '0', '--data', d], { PERCH_SERVER_COLOUR: 'blue' });
   t.equal(unknown.code, 2);
   t.match(unknown.stderr, /unknown configuration variable PERCH_SERVER_COLOUR/);
