@@ -1,5 +1,6 @@
 // Validation of a short link's target URL, and the registrable domain of a host (for the
 // anomaly detector's "many links to one domain" rule). Pure: no I/O.
+import { domainToASCII } from 'node:url';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -47,10 +48,29 @@ export function registrableDomain(host: string): string {
   return lastTwo;
 }
 
-/** Whether `host` is `entry` or a subdomain of it. */
+/**
+ * The host a blocklist entry names, in the form URL hosts take: an operator may write
+ * `evil.example`, `.evil.example`, `*.evil.example`, `https://evil.example/path` or an
+ * internationalised name (`bücher.example`, compared as `xn--bcher-kva.example`). '' when the
+ * entry names no host.
+ */
+export function blocklistHost(entry: string): string {
+  let e = entry.trim();
+  if (e.includes('://')) {
+    try {
+      e = new URL(e).hostname;
+    } catch {
+      return '';
+    }
+  }
+  e = e.replace(/^\*?\./, '');
+  return normaliseHost(domainToASCII(e) || e);
+}
+
+/** Whether `host` is the host of blocklist `entry` or a subdomain of it. */
 export function hostMatches(host: string, entry: string): boolean {
   const h = normaliseHost(host);
-  const e = normaliseHost(entry.trim());
+  const e = blocklistHost(entry);
   if (!e) return false;
   return h === e || h.endsWith('.' + e);
 }

@@ -56,3 +56,17 @@ t.test('hostMatches: the name and its subdomains only', async (t) => {
   t.notOk(hostMatches('evil.example.com', 'evil.example'));
   t.notOk(hostMatches('anything', ' '));
 });
+
+t.test('blocklist entries written as a wildcard, a leading dot, a URL or an IDN name', async (t) => {
+  for (const entry of ['*.evil.example', '.evil.example', 'https://evil.example/some/path', 'HTTP://Evil.Example:8080', 'evil.example.']) {
+    t.ok(hostMatches('evil.example', entry), `${entry} blocks the name`);
+    t.ok(hostMatches('a.evil.example', entry), `${entry} blocks a subdomain`);
+    t.notOk(hostMatches('notevil.example', entry), `${entry} does not block another name`);
+  }
+  // URL hosts are in ASCII (punycode): an entry in Unicode must name the same host.
+  const host = new URL('https://bücher.example/').hostname;
+  t.equal(host, 'xn--bcher-kva.example');
+  t.ok(hostMatches(host, 'bücher.example'));
+  t.ok(hostMatches(host, 'xn--bcher-kva.example'));
+  t.notOk(hostMatches('anything', 'https://'), 'an entry that names no host blocks nothing');
+});
