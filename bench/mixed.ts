@@ -175,6 +175,8 @@ async function main(): Promise<void> {
         redirect_p99_ms_with_posts: mid.mixed.latency.p99,
         redirect_max_ms_with_posts: mid.mixed.latency.max,
         post_p99_ms: mid.posts.p99,
+        post_p99_ms_rounds: all.map((x) => x.posts.p99),
+        redirect_max_ms_rounds: all.map((x) => x.mixed.latency.max),
         failures,
       }) + '\n',
     );

@@ -95,6 +95,24 @@ export function aggregateClicks(events: Iterable<ClickEvent>): ClickAggregate {
   return agg;
 }
 
+/**
+ * Splits an aggregate into parts of at most `maxLinks` links each, every row of a link in the
+ * same part, links in the order they first appear in `daily` (where every click has a row): the
+ * same aggregate always splits the same way. The event count goes with the first part.
+ */
+export function splitAggregate(agg: ClickAggregate, maxLinks: number): ClickAggregate[] {
+  const partOf = new Map<string, number>();
+  for (const d of agg.daily.values()) if (!partOf.has(d.code)) partOf.set(d.code, Math.floor(partOf.size / maxLinks));
+  const parts: ClickAggregate[] = [];
+  for (let i = 0; i < Math.ceil(partOf.size / maxLinks); i++) {
+    parts.push({ daily: new Map(), minutes: new Map(), referrers: new Map(), events: i === 0 ? agg.events : 0 });
+  }
+  for (const [k, d] of agg.daily) parts[partOf.get(d.code)!].daily.set(k, d);
+  for (const [k, m] of agg.minutes) parts[partOf.get(m.code)!].minutes.set(k, m);
+  for (const [k, r] of agg.referrers) parts[partOf.get(r.code)!].referrers.set(k, r);
+  return parts;
+}
+
 /** `days` consecutive UTC days ending today, oldest first, zero days included. */
 export function dailySeries(counts: ReadonlyMap<string, number>, nowMs: number, days = 30): Array<{ date: string; count: number }> {
   const out: Array<{ date: string; count: number }> = [];

@@ -5,7 +5,7 @@
 // memory until the turn's batch commits), at one entry per turn instead of one per click, which
 // keeps both the write and the later drain cheap. Keys are [ms of the first click, node id,
 // sequence]: time-ordered, and unique across threads and processes because node ids are leased.
-import { aggregateClicks, type ClickEvent } from '../core/clicks';
+import { aggregateClicks, splitAggregate, type ClickEvent } from '../core/clicks';
 import { errorFields, log } from '../log';
 import type { HotStore, LmdbDb } from '../store/lmdb';
 import type { LinkStore } from './store';
@@ -80,49 +80,96 @@ export function clickQueueState(db: LmdbDb<ClickBatch, ClickKey>, nowMs = Date.n
 }
 
 /**
- * Links per drain transaction, at most (give or take one queue entry's worth). The drain holds
- * SQLite's write lock for its whole transaction, and post creation's group commits wait for it:
- * 10,000 distinct links in one transaction held it for 70–180 ms, 1,000 hold it for a tenth.
+ * Links per drain transaction, at most. The drain holds SQLite's write lock for its whole
+ * transaction, and post creation's group commits wait for it: a batch over 10,000 distinct links
+ * held it for 70–180 ms as one transaction; parts of 1,000 links hold it for about a tenth.
  */
-export const DRAIN_BATCH_LINKS = 1000;
+export const DRAIN_PART_LINKS = 250;
+/**
+ * Pause between two parts of a batch. SQLite's lock is not handed over in order: a drain that
+ * began its next part at once would take it again before a writer waiting on a timer (the
+ * server's writer retries every millisecond, on an event loop that may be busy) got a turn.
+ */
+export const DRAIN_PART_PAUSE_MS = 5;
+const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
- * Moves the queue into the aggregates, in batches of about `batchClicks` clicks or `batchLinks`
- * distinct links, whichever comes first (up to `maxBatches`; by default until the queue is
- * empty). Large, infrequent batches are what keep the drain cheap: a batch costs a few SQLite
- * upserts per distinct link in it, whatever its clicks; the cap on links bounds how long one
- * batch keeps other writers waiting. Each batch is committed to SQLite first and removed from the
- * queue second: a crash in between counts that batch twice rather than losing it (at least
- * once). Returns the clicks moved.
+ * Moves the queue into the aggregates, in batches of about `batchClicks` clicks (up to
+ * `maxBatches`; by default until the queue is empty). Large, infrequent batches are what keep the
+ * drain cheap: a batch costs a few SQLite upserts per distinct link in it, whatever its clicks.
+ * A batch is aggregated whole, then committed in parts of at most `partLinks` links, one
+ * transaction each, so that other writers never wait long for SQLite's lock; each part records
+ * the batch's progress in the same transaction (LinkStore.addClickPart). Only after the last part
+ * are the batch's entries removed from the queue. A batch that a crash interrupted is finished
+ * first, from the part after the last one committed, and a batch committed whole whose entries
+ * were not removed yet is only removed: every click is counted once. Returns the clicks moved.
  */
 export function drainClicks(
   db: LmdbDb<ClickBatch, ClickKey>,
   store: LinkStore,
   batchClicks = 100_000,
   maxBatches = Infinity,
-  batchLinks = DRAIN_BATCH_LINKS,
+  partLinks = DRAIN_PART_LINKS,
 ): number {
-  let drained = 0;
+  let drained = finishInterruptedBatch(db, store, partLinks);
   for (let b = 0; b < maxBatches; b++) {
     db.resetReadTxn();
     const keys: ClickKey[] = [];
     const events: ClickEvent[] = [];
-    const links = new Set<string>();
     for (const { key, value } of db.getRange({})) {
       keys.push(key as ClickKey);
-      for (let i = 0; i + 3 < value.length; i += 4) {
-        events.push({ code: value[i] as string, atMs: value[i + 1] as number, referrer: value[i + 2] as string, bot: value[i + 3] === 1 });
-        links.add(value[i] as string);
-      }
-      if (events.length >= batchClicks || links.size >= batchLinks) break;
+      addEvents(events, value);
+      if (events.length >= batchClicks) break;
     }
     if (keys.length === 0) break;
-    store.addClicks(aggregateClicks(events));
+    commitBatch(db, store, keys, events, partLinks, 0);
+    drained += events.length;
+    if (events.length < batchClicks) break;
+  }
+  return drained;
+}
+
+function addEvents(events: ClickEvent[], value: ClickBatch): void {
+  for (let i = 0; i + 3 < value.length; i += 4) {
+    events.push({ code: value[i] as string, atMs: value[i + 1] as number, referrer: value[i + 2] as string, bot: value[i + 3] === 1 });
+  }
+}
+
+/** Commits a batch's parts from `firstPart` on, then removes its entries from the queue. */
+function commitBatch(db: LmdbDb<ClickBatch, ClickKey>, store: LinkStore, keys: ClickKey[], events: ClickEvent[], partLinks: number, firstPart: number): void {
+  const parts = splitAggregate(aggregateClicks(events), partLinks);
+  const keysJson = JSON.stringify(keys);
+  for (let i = firstPart; i < parts.length; i++) {
+    // A synchronous sleep: the drain runs in a pool thread, which has nothing else to do meanwhile.
+    if (i > firstPart) Atomics.wait(pause, 0, 0, DRAIN_PART_PAUSE_MS);
+    store.addClickPart(parts[i], { keys: i === 0 ? keysJson : null, parts: parts.length, done: i + 1 });
+  }
+  db.transactionSync(() => {
+    for (const k of keys) db.removeSync(k);
+  });
+}
+
+/** Finishes the batch the last drain recorded, if it did not get to the end; returns its clicks. */
+function finishInterruptedBatch(db: LmdbDb<ClickBatch, ClickKey>, store: LinkStore, partLinks: number): number {
+  const state = store.clickDrain();
+  if (!state) return 0;
+  const keys = JSON.parse(state.keys) as ClickKey[];
+  db.resetReadTxn();
+  // A batch's entries leave the queue in one transaction: none left means it was finished.
+  if (db.get(keys[0]) === undefined) return 0;
+  if (state.done >= state.parts) {
+    // Committed whole; the stop came before its entries left the queue.
     db.transactionSync(() => {
       for (const k of keys) db.removeSync(k);
     });
-    drained += events.length;
-    if (events.length < batchClicks && links.size < batchLinks) break;
+    return 0;
   }
-  return drained;
+  const events: ClickEvent[] = [];
+  for (const k of keys) {
+    const value = db.get(k);
+    if (value !== undefined) addEvents(events, value);
+  }
+  log.info('click drain: finishing a batch a stop interrupted', { parts: state.parts, done: state.done });
+  commitBatch(db, store, keys, events, partLinks, state.done);
+  return events.length;
 }

@@ -44,6 +44,15 @@ function iso(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
 
+/** How far a click drain's batch has got, written with each of its parts (LinkStore.addClickPart). */
+export interface ClickDrainProgress {
+  /** The batch's queue keys as JSON, with its first part; null with the others. */
+  keys: string | null;
+  parts: number;
+  /** Parts committed once this one is. */
+  done: number;
+}
+
 export class LinkStore {
   private readonly s;
 
@@ -76,6 +85,9 @@ export class LinkStore {
       linkExists: db.prepare('SELECT 1 FROM links WHERE code = ?'),
       addEvents: db.prepare('UPDATE link_click_totals SET events = events + ? WHERE id = 1'),
       events: db.prepare('SELECT events FROM link_click_totals WHERE id = 1'),
+      startDrain: db.prepare('INSERT OR REPLACE INTO click_drain (id, keys, parts, done) VALUES (1, ?, ?, ?)'),
+      advanceDrain: db.prepare('UPDATE click_drain SET done = ? WHERE id = 1'),
+      drainState: db.prepare('SELECT keys, parts, done FROM click_drain WHERE id = 1'),
       pruneMinutes: db.prepare('DELETE FROM link_clicks_minute WHERE minute <= ?'),
       dueForRetirement: db.prepare('SELECT code FROM links WHERE expires_ms IS NOT NULL AND expires_ms <= ? AND retired_at IS NULL LIMIT ?'),
       retire: db.prepare('UPDATE links SET retired_at = ? WHERE code = ? AND retired_at IS NULL AND expires_ms <= ?'),
@@ -145,11 +157,16 @@ export class LinkStore {
   }
 
   /**
-   * Adds a drained batch to the aggregates in one transaction. Clicks of links deleted meanwhile
-   * are dropped (their analytics were deleted with them) but still counted as processed events.
+   * Adds one part of a drained batch to the aggregates, and records in the same transaction how
+   * far the batch has got (`progress`: the batch's queue keys with its first part, then the parts
+   * done), so that a drain a crash interrupted resumes after the last part committed and no click
+   * is counted twice. Clicks of links deleted meanwhile are dropped (their analytics were deleted
+   * with them) but still counted as processed events.
    */
-  addClicks(agg: ClickAggregate): void {
+  addClickPart(agg: ClickAggregate, progress: ClickDrainProgress): void {
     this.db.transaction(() => {
+      if (progress.keys !== null) this.s.startDrain.run(progress.keys, progress.parts, progress.done);
+      else this.s.advanceDrain.run(progress.done);
       const exists = new Map<string, boolean>();
       const live = (code: string) => {
         let v = exists.get(code);
@@ -161,6 +178,11 @@ export class LinkStore {
       for (const r of agg.referrers.values()) if (live(r.code)) this.s.upsertReferrer.run(r.code, r.referrer, r.clicks);
       this.s.addEvents.run(agg.events);
     })();
+  }
+
+  /** The batch the last drain worked on: its queue keys (JSON), parts, and parts committed. */
+  clickDrain(): { keys: string; parts: number; done: number } | undefined {
+    return this.s.drainState.get() as { keys: string; parts: number; done: number } | undefined;
   }
 
   /** Click events ever drained into the aggregates (bots included). */

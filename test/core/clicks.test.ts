@@ -1,5 +1,5 @@
 import t from 'tap';
-import { aggregateClicks, dailySeries, referrerHost, utcDay } from '../../src/core/clicks';
+import { aggregateClicks, dailySeries, referrerHost, splitAggregate, utcDay } from '../../src/core/clicks';
 
 t.test('referrerHost', async (t) => {
   t.equal(referrerHost(''), '');
@@ -49,4 +49,23 @@ t.test('dailySeries: 30 days ending today, oldest first, zeros included', async 
   t.same(s[1], { date: '2026-10-25', count: 0 });
   t.same(s[29], { date: '2026-11-22', count: 4 });
   t.equal(utcDay(now), '2026-11-22');
+});
+
+t.test('splitAggregate: parts of at most n links, each link whole in one part, the same way every time', async (t) => {
+  const at = Date.UTC(2026, 10, 22, 12, 0, 0);
+  const events = ['a', 'b', 'a', 'c', 'd', 'e', 'b'].map((code, i) => ({ code, atMs: at + i * 61_000, referrer: i % 2 ? 'ref.example' : '', bot: i === 5 }));
+  const agg = aggregateClicks(events);
+  const parts = splitAggregate(agg, 2);
+  const codesOf = (p: ReturnType<typeof aggregateClicks>) => [...new Set([...p.daily.values()].map((d) => d.code))];
+  t.same(parts.map(codesOf), [['a', 'b'], ['c', 'd'], ['e']]);
+  t.same(parts.map((p) => p.events), [7, 0, 0], 'the event count goes with the first part');
+  for (const kind of ['daily', 'minutes', 'referrers'] as const) {
+    t.equal(parts.reduce((n, p) => n + p[kind].size, 0), agg[kind].size, `every ${kind} row in exactly one part`);
+    parts.forEach((p, i) => {
+      for (const row of p[kind].values()) t.ok(codesOf(parts[i]).includes(row.code), `${kind} row of ${row.code} with its link`);
+    });
+  }
+  t.same(splitAggregate(aggregateClicks(events), 2).map(codesOf), parts.map(codesOf), 'deterministic');
+  t.same(splitAggregate(agg, 1000).map(codesOf), [['a', 'b', 'c', 'd', 'e']]);
+  t.same(splitAggregate(aggregateClicks([]), 2), []);
 });

@@ -1,5 +1,5 @@
 // The LMDB/SQLite pieces of the short-link capability, on real stores in a temporary data dir.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { rmSync } from 'node:fs';
 import { tempDataDir } from '../helpers/server';
 import { migrate, openSqlite } from '../../src/store/sqlite';
@@ -59,32 +59,72 @@ t.test('the click queue drains exactly once into the aggregates', async (t) => {
   t.equal(drainClicks(q.db, store), 0, 'nothing twice');
 });
 
-t.test('a drain transaction takes about batchLinks distinct links, the rest in later ones', async (t) => {
+/** Five links and three queue entries: links 1 and 2 (10 clicks), link 3 (5), links 4 and 5 (20). */
+async function fiveLinksQueued(t: Test, first: number): Promise<{ q: ClickQueue; codes: string[] }> {
   const now = Date.now();
-  for (let i = 1; i <= 5; i++) {
-    store.insert({ code: `lnk000${i}`, id: String(900 + i), ownerId: '1', url: 'https://example.com', domain: 'example.com', createdMs: now, expiresMs: null });
-  }
+  const codes = [1, 2, 3, 4, 5].map((i) => `prt${first}${i}`.padEnd(7, '0'));
+  codes.forEach((code, i) => store.insert({ code, id: String(first * 10 + i), ownerId: '1', url: 'https://example.com', domain: 'example.com', createdMs: now, expiresMs: null }));
   const q = new ClickQueue(hot, 7);
-  const before = store.processedEvents();
-  // Three queue entries: links 1 and 2 (10 clicks), link 3 (5 clicks), links 4 and 5 (20 clicks).
-  for (let i = 0; i < 10; i++) q.push(i % 2 ? 'lnk0001' : 'lnk0002', now, '', false);
+  for (let i = 0; i < 10; i++) q.push(i % 2 ? codes[0] : codes[1], now, '', false);
   q.flush();
-  for (let i = 0; i < 5; i++) q.push('lnk0003', now, '', false);
+  for (let i = 0; i < 5; i++) q.push(codes[2], now, '', false);
   q.flush();
-  for (let i = 0; i < 20; i++) q.push(i % 2 ? 'lnk0004' : 'lnk0005', now, '', false);
+  for (let i = 0; i < 20; i++) q.push(i % 2 ? codes[3] : codes[4], now, '', false);
   q.flush();
   await q.db.committed;
-  t.equal(drainClicks(q.db, store, 100_000, 1, 2), 10, 'the first entry reaches two links: one batch ends there');
-  t.equal(clickQueueState(q.db).depth, 2);
-  t.equal(store.processedEvents() - before, 10, 'committed before the next batch is read');
-  t.equal(drainClicks(q.db, store, 100_000, Infinity, 2), 25, 'the rest, in further batches');
+  t.equal(clickQueueState(q.db).depth, 3);
+  return { q, codes };
+}
+
+const dailyClicks = (codes: string[]) => codes.map((c) => store.dailyCounts(c).map((d) => d.clicks));
+
+t.test('a drain commits a batch in parts of at most partLinks links, each click once', async (t) => {
+  const { q, codes } = await fiveLinksQueued(t, 90);
+  const before = store.processedEvents();
+  t.equal(drainClicks(q.db, store, 100_000, Infinity, 2), 35);
   t.equal(clickQueueState(q.db).depth, 0);
-  t.same(
-    [1, 2, 3, 4, 5].map((i) => store.dailyCounts(`lnk000${i}`).map((d) => d.clicks)),
-    [[5], [5], [5], [10], [10]],
-    'every click counted once',
-  );
+  t.same(dailyClicks(codes), [[5], [5], [5], [10], [10]]);
+  t.equal(store.processedEvents() - before, 35);
+  t.match(store.clickDrain(), { parts: 3, done: 3 }, 'five links in parts of two');
   t.equal(drainClicks(q.db, store, 100_000, Infinity, 2), 0, 'nothing twice');
+});
+
+t.test('a drain stopped between parts resumes after the last committed part', async (t) => {
+  const { q, codes } = await fiveLinksQueued(t, 91);
+  const before = store.processedEvents();
+  // The second part's transaction fails, as if the process had died there.
+  const real = store.addClickPart.bind(store);
+  let calls = 0;
+  store.addClickPart = (agg, progress) => {
+    if (++calls === 2) throw new Error('stopped');
+    real(agg, progress);
+  };
+  t.throws(() => drainClicks(q.db, store, 100_000, Infinity, 2), /stopped/);
+  store.addClickPart = real;
+  t.equal(clickQueueState(q.db).depth, 3, 'the entries are still queued');
+  t.same(dailyClicks(codes), [[5], [5], [], [], []], 'the first part is in');
+  t.match(store.clickDrain(), { parts: 3, done: 1 });
+  t.equal(drainClicks(q.db, store, 100_000, Infinity, 2), 35);
+  t.same(dailyClicks(codes), [[5], [5], [5], [10], [10]], 'the rest counted once, the first part not again');
+  t.equal(store.processedEvents() - before, 35);
+  t.equal(clickQueueState(q.db).depth, 0);
+});
+
+t.test('a drain stopped after its last part only removes the batch from the queue', async (t) => {
+  const { q, codes } = await fiveLinksQueued(t, 92);
+  const before = store.processedEvents();
+  const realTxn = q.db.transactionSync.bind(q.db);
+  q.db.transactionSync = (() => {
+    throw new Error('stopped');
+  }) as typeof q.db.transactionSync;
+  t.throws(() => drainClicks(q.db, store, 100_000, Infinity, 2), /stopped/);
+  q.db.transactionSync = realTxn;
+  t.equal(clickQueueState(q.db).depth, 3);
+  t.same(dailyClicks(codes), [[5], [5], [5], [10], [10]]);
+  t.equal(drainClicks(q.db, store, 100_000, Infinity, 2), 0, 'nothing counted again');
+  t.equal(clickQueueState(q.db).depth, 0);
+  t.same(dailyClicks(codes), [[5], [5], [5], [10], [10]]);
+  t.equal(store.processedEvents() - before, 35);
 });
 
 t.test('the redirect cache: miss → SQLite, TTL as safety net, dropShared', async (t) => {

@@ -5,6 +5,7 @@ import { links } from './002-links';
 import { social } from './003-social';
 import { authorIndex } from './004-author-index';
 import { serverSecrets } from './005-server-secrets';
+import { clickDrain } from './006-click-drain';
 
 export interface Migration {
   version: number;
@@ -12,4 +13,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [accounts, links, social, authorIndex, serverSecrets];
+export const MIGRATIONS: Migration[] = [accounts, links, social, authorIndex, serverSecrets, clickDrain];
