@@ -82,7 +82,8 @@ export function clickQueueState(db: LmdbDb<ClickBatch, ClickKey>, nowMs = Date.n
 /**
  * Links per drain transaction, at most. The drain holds SQLite's write lock for its whole
  * transaction, and post creation's group commits wait for it: a batch over 10,000 distinct links
- * held it for 70–180 ms as one transaction; parts of 1,000 links hold it for about a tenth.
+ * held it for 70–180 ms as one transaction; with parts of 250 links (and DRAIN_PART_PAUSE_MS) the
+ * writer waited 16 ms at most, in the mixed benchmark.
  */
 export const DRAIN_PART_LINKS = 250;
 /**
@@ -111,7 +112,7 @@ export function drainClicks(
   maxBatches = Infinity,
   partLinks = DRAIN_PART_LINKS,
 ): number {
-  let drained = finishInterruptedBatch(db, store, partLinks);
+  let drained = finishInterruptedBatch(db, store);
   for (let b = 0; b < maxBatches; b++) {
     db.resetReadTxn();
     const keys: ClickKey[] = [];
@@ -142,7 +143,7 @@ function commitBatch(db: LmdbDb<ClickBatch, ClickKey>, store: LinkStore, keys: C
   for (let i = firstPart; i < parts.length; i++) {
     // A synchronous sleep: the drain runs in a pool thread, which has nothing else to do meanwhile.
     if (i > firstPart) Atomics.wait(pause, 0, 0, DRAIN_PART_PAUSE_MS);
-    store.addClickPart(parts[i], { keys: i === 0 ? keysJson : null, parts: parts.length, done: i + 1 });
+    store.addClickPart(parts[i], { keys: i === 0 ? keysJson : null, parts: parts.length, partLinks, done: i + 1 });
   }
   db.transactionSync(() => {
     for (const k of keys) db.removeSync(k);
@@ -150,7 +151,7 @@ function commitBatch(db: LmdbDb<ClickBatch, ClickKey>, store: LinkStore, keys: C
 }
 
 /** Finishes the batch the last drain recorded, if it did not get to the end; returns its clicks. */
-function finishInterruptedBatch(db: LmdbDb<ClickBatch, ClickKey>, store: LinkStore, partLinks: number): number {
+function finishInterruptedBatch(db: LmdbDb<ClickBatch, ClickKey>, store: LinkStore): number {
   const state = store.clickDrain();
   if (!state) return 0;
   const keys = JSON.parse(state.keys) as ClickKey[];
@@ -170,6 +171,7 @@ function finishInterruptedBatch(db: LmdbDb<ClickBatch, ClickKey>, store: LinkSto
     if (value !== undefined) addEvents(events, value);
   }
   log.info('click drain: finishing a batch a stop interrupted', { parts: state.parts, done: state.done });
-  commitBatch(db, store, keys, events, partLinks, state.done);
+  // Split as it was first split, whatever the part size is now.
+  commitBatch(db, store, keys, events, state.partLinks, state.done);
   return events.length;
 }

@@ -49,6 +49,8 @@ export interface ClickDrainProgress {
   /** The batch's queue keys as JSON, with its first part; null with the others. */
   keys: string | null;
   parts: number;
+  /** Links per part, at most: a resumed batch splits the same way. */
+  partLinks: number;
   /** Parts committed once this one is. */
   done: number;
 }
@@ -85,9 +87,9 @@ export class LinkStore {
       linkExists: db.prepare('SELECT 1 FROM links WHERE code = ?'),
       addEvents: db.prepare('UPDATE link_click_totals SET events = events + ? WHERE id = 1'),
       events: db.prepare('SELECT events FROM link_click_totals WHERE id = 1'),
-      startDrain: db.prepare('INSERT OR REPLACE INTO click_drain (id, keys, parts, done) VALUES (1, ?, ?, ?)'),
+      startDrain: db.prepare('INSERT OR REPLACE INTO click_drain (id, keys, parts, part_links, done) VALUES (1, ?, ?, ?, ?)'),
       advanceDrain: db.prepare('UPDATE click_drain SET done = ? WHERE id = 1'),
-      drainState: db.prepare('SELECT keys, parts, done FROM click_drain WHERE id = 1'),
+      drainState: db.prepare('SELECT keys, parts, part_links AS partLinks, done FROM click_drain WHERE id = 1'),
       pruneMinutes: db.prepare('DELETE FROM link_clicks_minute WHERE minute <= ?'),
       dueForRetirement: db.prepare('SELECT code FROM links WHERE expires_ms IS NOT NULL AND expires_ms <= ? AND retired_at IS NULL LIMIT ?'),
       retire: db.prepare('UPDATE links SET retired_at = ? WHERE code = ? AND retired_at IS NULL AND expires_ms <= ?'),
@@ -165,7 +167,7 @@ export class LinkStore {
    */
   addClickPart(agg: ClickAggregate, progress: ClickDrainProgress): void {
     this.db.transaction(() => {
-      if (progress.keys !== null) this.s.startDrain.run(progress.keys, progress.parts, progress.done);
+      if (progress.keys !== null) this.s.startDrain.run(progress.keys, progress.parts, progress.partLinks, progress.done);
       else this.s.advanceDrain.run(progress.done);
       const exists = new Map<string, boolean>();
       const live = (code: string) => {
@@ -180,9 +182,9 @@ export class LinkStore {
     })();
   }
 
-  /** The batch the last drain worked on: its queue keys (JSON), parts, and parts committed. */
-  clickDrain(): { keys: string; parts: number; done: number } | undefined {
-    return this.s.drainState.get() as { keys: string; parts: number; done: number } | undefined;
+  /** The batch the last drain worked on: its queue keys (JSON), parts, their size, and parts committed. */
+  clickDrain(): { keys: string; parts: number; partLinks: number; done: number } | undefined {
+    return this.s.drainState.get() as { keys: string; parts: number; partLinks: number; done: number } | undefined;
   }
 
   /** Click events ever drained into the aggregates (bots included). */

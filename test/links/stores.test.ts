@@ -103,8 +103,8 @@ t.test('a drain stopped between parts resumes after the last committed part', as
   store.addClickPart = real;
   t.equal(clickQueueState(q.db).depth, 3, 'the entries are still queued');
   t.same(dailyClicks(codes), [[5], [5], [], [], []], 'the first part is in');
-  t.match(store.clickDrain(), { parts: 3, done: 1 });
-  t.equal(drainClicks(q.db, store, 100_000, Infinity, 2), 35);
+  t.match(store.clickDrain(), { parts: 3, partLinks: 2, done: 1 });
+  t.equal(drainClicks(q.db, store, 100_000, Infinity, 1000), 35, 'resumed in the parts it was first split into, whatever the size now');
   t.same(dailyClicks(codes), [[5], [5], [5], [10], [10]], 'the rest counted once, the first part not again');
   t.equal(store.processedEvents() - before, 35);
   t.equal(clickQueueState(q.db).depth, 0);
