@@ -5,6 +5,7 @@ import type { Principal } from '../accounts/store';
 import { dailySeries, MINUTE_MS } from '../core/clicks';
 import { checkTargetUrl } from '../core/link-url';
 import type { CursorCodec } from '../core/cursor';
+import { MAX_LIMIT, parseLimit } from '../core/page-limit';
 import { invalidField, invalidRequest, notFound, unavailable, type ErrorDetail } from '../http/errors';
 import { parseWith, type Reply } from '../http/router';
 import type { RateLimits } from '../ratelimit/policies';
@@ -215,13 +216,8 @@ export class LinkService {
   /** GET /api/links: the caller's links, newest first. */
   list(principal: Principal, query: URLSearchParams): Reply {
     const details: ErrorDetail[] = [];
-    let limit = 20;
-    const rawLimit = query.get('limit');
-    if (rawLimit !== null) {
-      const n = /^\d{1,3}$/.test(rawLimit) ? Number(rawLimit) : NaN;
-      if (!(n >= 1 && n <= 100)) details.push({ path: 'limit', message: 'must be an integer from 1 to 100' });
-      else limit = n;
-    }
+    const limit = parseLimit(query.get('limit'));
+    if (Number.isNaN(limit)) details.push({ path: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` });
     let after: string | null = null;
     const rawCursor = query.get('cursor');
     if (rawCursor !== null && rawCursor !== '') {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { invalidField } from '../http/errors';
 import { queryParams, type Ctx } from '../http/router';
 import type { CursorCodec } from '../core/cursor';
+import { MAX_LIMIT, parseLimit } from '../core/page-limit';
 import { TOP } from './service';
 
 export const createPostSchema = z.strictObject({
@@ -16,8 +17,6 @@ export const createPostSchema = z.strictObject({
   reply_to: z.string().nullable().optional(),
 });
 
-export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 100;
 
 export interface PageRequest {
   limit: number;
@@ -31,14 +30,8 @@ export interface PageRequest {
  */
 export function pageRequest(ctx: Ctx, kind: string, cursors: CursorCodec): PageRequest {
   const q = queryParams(ctx);
-  let limit = DEFAULT_LIMIT;
-  const rawLimit = q.get('limit');
-  if (rawLimit !== null) {
-    if (!/^[0-9]{1,3}$/.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > MAX_LIMIT) {
-      throw invalidField('limit', `limit must be an integer from 1 to ${MAX_LIMIT}`);
-    }
-    limit = Number(rawLimit);
-  }
+  const limit = parseLimit(q.get('limit'));
+  if (Number.isNaN(limit)) throw invalidField('limit', `limit must be an integer from 1 to ${MAX_LIMIT}`);
   let before = TOP;
   const cursor = q.get('cursor');
   if (cursor !== null) {
