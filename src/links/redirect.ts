@@ -10,7 +10,7 @@ import { BotMemo } from '../core/user-agent';
 import type { BucketDecision } from '../core/token-bucket';
 import { clientIp } from '../http/client-ip';
 import { endHead, type RawRoute } from '../http/router';
-import type { LocalLimiter } from '../ratelimit/local';
+import type { IpBuckets } from '../ratelimit/ip-buckets';
 import type { RedirectCache } from './cache';
 import type { ClickQueue } from './clicks';
 
@@ -19,7 +19,7 @@ export const REDIRECT_ROUTE = '/:code';
 export interface RedirectDeps {
   cache: RedirectCache;
   clicks: ClickQueue;
-  limiter: LocalLimiter;
+  limiter: IpBuckets;
   trustedProxies: ReadonlySet<string>;
   observe(route: string, method: string, status: number, seconds: number): void;
   /** Counts a 429 in perch_rate_limit_rejections_total under the limiter's name. */
@@ -44,7 +44,7 @@ const NO_STORE = 'private, no-store';
 // Module state, set once per thread by redirectRoutes (one thread, one set of deps).
 let cache: RedirectCache;
 let clicks: ClickQueue;
-let limiter: LocalLimiter;
+let limiter: IpBuckets;
 let trusted: ReadonlySet<string>;
 let trustedCount = 0;
 let observe: RedirectDeps['observe'];

@@ -8,7 +8,7 @@ import type { CompositeDecision, LimitRule, LimitOutcome } from '../core/token-b
 import { unavailable } from '../http/errors';
 import { errorFields, log } from '../log';
 import { rateLimitError, rateLimitHeaders } from './headers';
-import { LocalLimiter } from './local';
+import { IpBuckets } from './ip-buckets';
 import type { SharedLimiter } from './shared';
 
 export type SearchTier = 'recent' | 'relevance';
@@ -34,17 +34,17 @@ export interface RateLimitHooks {
 export class RateLimits {
   private readonly shorten: LimitRule[];
   private readonly search: Record<SearchTier, LimitRule[]>;
-  readonly redirect: LocalLimiter;
+  readonly redirect: IpBuckets;
 
   constructor(
     private readonly config: Config,
     private readonly shared: SharedLimiter,
     private readonly hooks: RateLimitHooks,
-    redirectTable: SharedArrayBuffer = LocalLimiter.allocate(),
+    redirectTable: SharedArrayBuffer = IpBuckets.allocate(),
   ) {
     this.shorten = shortenRules(config);
     this.search = { recent: searchRules(config, 'recent'), relevance: searchRules(config, 'relevance') };
-    this.redirect = new LocalLimiter(
+    this.redirect = new IpBuckets(
       { capacity: config.limits.redirect.capacity, refillPerSecond: config.limits.redirect.refill_per_second },
       redirectTable,
       'redirect',

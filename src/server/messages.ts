@@ -16,7 +16,7 @@ export interface ThreadData {
   dataDir: string;
   port: number;
   threadIndex: number;
-  /** The per-IP redirect buckets, one table for every HTTP thread (ratelimit/local.ts). */
+  /** The per-IP redirect buckets, one table for every HTTP thread (ratelimit/ip-buckets.ts). */
   redirectTable: SharedArrayBuffer;
   /** This thread's channel to the writer thread (transferred), when the writer has a thread. */
   writerPort?: MessagePort;

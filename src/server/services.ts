@@ -36,7 +36,7 @@ const NO_HOOKS: ServiceHooks = { rejected: () => {} };
 
 /**
  * `writes` reaches the server's writer; closing the services closes it. `redirectTable` holds the
- * per-IP redirect buckets, shared by every HTTP thread (ratelimit/local.ts).
+ * per-IP redirect buckets, shared by every HTTP thread (ratelimit/ip-buckets.ts).
  */
 export function openServices(config: Config, dataDir: string, writes: WriterClient, redirectTable: SharedArrayBuffer, hooks: ServiceHooks = NO_HOOKS): Services {
   const sqlite = openSqlite(dataDir);

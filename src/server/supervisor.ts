@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { Registry, Gauge } from 'prom-client';
 import type { Config } from '../config';
-import { LocalLimiter } from '../ratelimit/local';
+import { IpBuckets } from '../ratelimit/ip-buckets';
 import { log, errorFields, setLogLevel } from '../log';
 import { aggregateMetrics, type MetricsJson } from '../http/metrics';
 import { loadNativeUws } from '../http/uws';
@@ -127,7 +127,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   for (const m of BACKGROUND_MODULES) m.gauges?.(supervisorRegistry, bgContext);
 
   const writerStats = new Float64Array(new SharedArrayBuffer(16));
-  const redirectTable = LocalLimiter.allocate();
+  const redirectTable = IpBuckets.allocate();
   const writerShared: WriterShared = { stats: writerStats.buffer as SharedArrayBuffer, newPosts: newPosts.buffer as SharedArrayBuffer };
   new Gauge({
     name: 'perch_group_commits',

@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { loadConfig, type Config } from '../../src/config';
 import { HttpError } from '../../src/http/errors';
 import { clientIp, normaliseIp } from '../../src/http/client-ip';
-import { LocalLimiter } from '../../src/ratelimit/local';
+import { IpBuckets } from '../../src/ratelimit/ip-buckets';
 import { RateLimits } from '../../src/ratelimit/policies';
 import { SharedLimiter } from '../../src/ratelimit/shared';
 import { openHotStore } from '../../src/store/lmdb';
@@ -111,9 +111,9 @@ t.test('a throttled (flagged) key gets the contract 429', async (t) => {
 });
 
 t.test('the loose redirect limiter: the configured bucket per client, one table for every thread', async (t) => {
-  const table = LocalLimiter.allocate();
+  const table = IpBuckets.allocate();
   // Two limiters on one table stand for two HTTP threads.
-  const [a, b] = [new LocalLimiter({ capacity: 1000, refillPerSecond: 500 }, table, 'redirect'), new LocalLimiter({ capacity: 1000, refillPerSecond: 500 }, table, 'redirect')];
+  const [a, b] = [new IpBuckets({ capacity: 1000, refillPerSecond: 500 }, table, 'redirect'), new IpBuckets({ capacity: 1000, refillPerSecond: 500 }, table, 'redirect')];
   t.same(a.spec, { capacity: 1000, refillPerSecond: 500 }, 'not divided among threads');
   let passed = 0;
   for (let i = 0; i < 1200; i++) if ((i % 2 ? a : b).take('10.0.0.1', NOW).allowed) passed++;
@@ -128,8 +128,8 @@ t.test('the loose redirect limiter: the configured bucket per client, one table 
 });
 
 t.test('the redirect table: a full bucket frees its slot; more clients than slots replace the fullest', async (t) => {
-  const table = LocalLimiter.allocate(8);
-  const limiter = new LocalLimiter({ capacity: 2, refillPerSecond: 1 }, table, 'redirect');
+  const table = IpBuckets.allocate(8);
+  const limiter = new IpBuckets({ capacity: 2, refillPerSecond: 1 }, table, 'redirect');
   // 8 slots, 8 probes: 8 clients fit, each down to 0 tokens.
   const clients = Array.from({ length: 8 }, (_, i) => `192.0.2.${i}`);
   clients.forEach((c, i) => {
@@ -144,16 +144,16 @@ t.test('the redirect table: a full bucket frees its slot; more clients than slot
   t.ok(limiter.take(clients[0], NOW + 200).allowed, 'the client taken from longest ago starts again from a full bucket');
   // Two seconds later every bucket is full again, so any client can take any slot.
   for (let i = 0; i < 8; i++) t.ok(limiter.take(`203.0.113.${i}`, NOW + 3000).allowed);
-  t.throws(() => LocalLimiter.allocate(100), /power of two/);
+  t.throws(() => IpBuckets.allocate(100), /power of two/);
 });
 
 t.test('the redirect table holds under two threads taking at once', async (t) => {
-  const table = LocalLimiter.allocate();
-  const path = require.resolve('../../src/ratelimit/local');
+  const table = IpBuckets.allocate();
+  const path = require.resolve('../../src/ratelimit/ip-buckets');
   const code = `
     const { workerData, parentPort } = require('node:worker_threads');
-    const { LocalLimiter } = require(workerData.path);
-    const limiter = new LocalLimiter({ capacity: 20000, refillPerSecond: 0.001 }, workerData.table, 'redirect');
+    const { IpBuckets } = require(workerData.path);
+    const limiter = new IpBuckets({ capacity: 20000, refillPerSecond: 0.001 }, workerData.table, 'redirect');
     let allowed = 0;
     const now = Date.now();
     for (let i = 0; i < 30000; i++) if (limiter.take(i % 3 ? '10.1.1.1' : '10.2.2.' + (i % 200), now).allowed) allowed++;
@@ -165,7 +165,7 @@ t.test('the redirect table holds under two threads taking at once', async (t) =>
       w.once('error', reject);
     });
   const [x, y] = await Promise.all([run(), run()]);
-  const limiter = new LocalLimiter({ capacity: 20000, refillPerSecond: 0.001 }, table, 'redirect');
+  const limiter = new IpBuckets({ capacity: 20000, refillPerSecond: 0.001 }, table, 'redirect');
   // 2 × 20,000 takes of the shared client against one bucket of 20,000: exactly 20,000 pass; the
   // 200 others never run out.
   const shared = x + y - 2 * 10000;

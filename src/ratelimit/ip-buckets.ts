@@ -19,7 +19,7 @@ const PROBES = 8;
 /** Doubles per slot: key, tokens, updatedMs. */
 const FIELDS = 3;
 
-export class LocalLimiter {
+export class IpBuckets {
   readonly spec: BucketSpec;
   private readonly slots: Float64Array;
   private readonly locks: Int32Array;
