@@ -4,7 +4,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
 import type { Post } from './writes';
-import { AUTHOR_INDEX_CONSUMER, OutboxCursor } from './outbox-cursor';
+import { AUTHOR_INDEX_CONSUMER, FANOUT_CONSUMER, OutboxCursor } from './outbox-cursor';
 
 export interface PostRow {
   id: string;
@@ -159,6 +159,14 @@ export class SocialStore {
         `SELECT u.id, u.handle, u.created_at, u.followers_count, u.following_count, CAST(f.since_id AS TEXT) AS since
          FROM follows f JOIN users u ON u.id = f.followee_id WHERE f.follower_id = ? AND f.since_id < ? ORDER BY f.since_id DESC LIMIT ?`,
       ),
+      // Position and events in one statement, so both come from the same snapshot.
+      unfannedPosts: db
+        .prepare(
+          `SELECT actor_id, CAST(post_id AS INTEGER) FROM events
+           WHERE seq > COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${FANOUT_CONSUMER}'), 0) AND type = 'post_created'`,
+        )
+        .raw()
+        .safeIntegers(true),
       // Two plain statements: the table-valued pragma_data_version() costs more than both together.
       dataVersion: db.prepare('PRAGMA data_version').pluck(),
       totalChanges: db.prepare('SELECT total_changes()').pluck(),
@@ -303,6 +311,21 @@ export class SocialStore {
    * between: data_version moves with every commit of another connection (any thread or process),
    * total_changes with every row this connection wrote. Equal values mean nothing was committed.
    */
+  /**
+   * The posts the fan-out has not reached yet (post_created events after its position), by
+   * author, newest first: committed, answered 201, and in no home timeline yet.
+   */
+  unfannedPosts(): Map<string, bigint[]> {
+    const byAuthor = new Map<string, bigint[]>();
+    for (const [author, id] of this.s.unfannedPosts.all() as Array<[string, bigint]>) {
+      const ids = byAuthor.get(author);
+      if (ids) ids.push(id);
+      else byAuthor.set(author, [id]);
+    }
+    for (const ids of byAuthor.values()) ids.sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
+    return byAuthor;
+  }
+
   changeToken(): string {
     return (this.s.dataVersion.get() as number) + ':' + (this.s.totalChanges.get() as number);
   }

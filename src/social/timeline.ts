@@ -87,6 +87,8 @@ export class HomeTimelineReader {
   private readonly bodies = new Map<string, { items: Visible[]; cursor: string | null; body: Buffer }>();
   /** Each user's last query for their own posts (see ownIdsBetween), under the change token. */
   private readonly own = new Map<string, { after: bigint; before: bigint; limit: number; ids: bigint[] }>();
+  /** The posts the fan-out has not reached yet, by author, under the change token (see visible). */
+  private unfanned: Map<string, bigint[]> | null = null;
 
   read(userId: string, before: bigint, limit: number): Page<TimelineItem> {
     const page = this.visible(userId, before, limit);
@@ -143,8 +145,20 @@ export class HomeTimelineReader {
       this.followees.clear();
       this.bodies.clear();
       this.own.clear();
+      this.unfanned = null;
     }
     const { byAuthor: followees, celebrities } = this.followeesOf(userId);
+    // Posts committed but not yet fanned out are merged in from the outbox, so that nothing the
+    // durable store already shows goes missing from the window meanwhile: a user's first window
+    // starts at the newest post committed when it is made, and a post committed while it was
+    // being made is in neither. The window is read in an LMDB snapshot taken after this query: a
+    // post no longer in the outbox tail had its window writes committed before the fan-out's
+    // position moved past it. (Under the same change token the position has not moved since.)
+    let unfanned = this.unfanned;
+    if (unfanned === null) {
+      unfanned = this.unfanned = this.store.unfannedPosts();
+      this.db.resetReadTxn();
+    }
 
     const want = limit + 1;
     const out: Visible[] = [];
@@ -162,6 +176,7 @@ export class HomeTimelineReader {
       while (out.length < want && upper > floor + 1n) {
         const fetch = want - out.length + OVERFETCH;
         const lists: bigint[][] = [idsBelow(window, upper, fetch), this.ownIdsBetween(userId, floor, upper, fetch)];
+        for (const [author, ids] of unfanned) if (followees.has(author)) lists.push(between(ids, floor, upper));
         for (const c of celebrities) {
           const f = followees.get(c)!;
           lists.push(this.store.authorIdsBetween(c, f.since > floor ? f.since : floor, upper, fetch));
@@ -258,6 +273,11 @@ function partsOf(row: TimelineRow): PostParts {
     '{"id":' + JSON.stringify(item.id) + ',"text":' + JSON.stringify(item.text) + ',"author_id":' + JSON.stringify(item.author_id) +
     ',"media_ids":' + JSON.stringify(item.media_ids) + ',"reply_to":' + JSON.stringify(item.reply_to) + ',"created_at":' + JSON.stringify(item.created_at);
   return { item, head, tail: ',"author":' + JSON.stringify(item.author) + '}' };
+}
+
+/** The ids of a newest-first list in (after, before). */
+function between(ids: bigint[], after: bigint, before: bigint): bigint[] {
+  return ids.filter((id) => id > after && id < before);
 }
 
 function sameItems(a: Visible[], b: Visible[]): boolean {

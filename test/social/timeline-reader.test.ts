@@ -1,0 +1,49 @@
+// The home-timeline reader on real stores: posts committed but not yet fanned out are merged in
+// from the outbox, so that a window made meanwhile (a user's first, say) hides none of them.
+import t from 'tap';
+import { addUsers, tempStore } from '../helpers/store';
+import { loadConfig } from '../../src/config';
+import { openHotStore } from '../../src/store/lmdb';
+import { writeExecutor, type WriteOpName } from '../../src/server/write-ops';
+import { GroupCommit } from '../../src/social/group-commit';
+import { homeTimelines } from '../../src/social/home-timelines';
+import { encodeTimeline } from '../../src/core/timeline-merge';
+import { SocialStore } from '../../src/social/store';
+import { HomeTimelineReader } from '../../src/social/timeline';
+import { TOP } from '../../src/social/service';
+import { FANOUT_CONSUMER } from '../../src/social/outbox-cursor';
+
+const now = '2026-01-02T00:00:00.000Z';
+const AUTHOR = '2001';
+const STRANGER = '2002';
+const READER = '2003';
+
+t.test('posts the fan-out has not reached are in the timeline, above a window that lacks them', async (t) => {
+  const { dir, db } = tempStore(t, 'perch-reader-');
+  const hot = openHotStore(dir);
+  t.teardown(() => hot.close());
+  addUsers(db, { [AUTHOR]: 'author', [STRANGER]: 'stranger', [READER]: 'reader' }, now);
+  const group = new GroupCommit(db, writeExecutor(db));
+  const commit = (...ops: Array<[WriteOpName, unknown]>) => t.ok(group.commit(ops).every((o) => o.ok), 'committed');
+  const post = (id: string, authorId = AUTHOR): [WriteOpName, unknown] => ['createPost', { id, authorId, text: 'post ' + id, mediaIds: [], replyTo: null, createdAt: now }];
+  const fannedOutTo = (seq: number): [WriteOpName, unknown] => ['advanceConsumer', { name: FANOUT_CONSUMER, seq, now }];
+  const reader = new HomeTimelineReader(new SocialStore(db), hot, loadConfig({ env: {} }));
+  const ids = () => reader.read(READER, TOP, 20).items.map((p) => p.id);
+
+  commit(['follow', { followerId: READER, followeeId: AUTHOR, sinceId: '100', now }]); // event 1
+  commit(post('5000')); // event 2
+  // The fan-out made the reader's first window at the newest post then (5000) and moved past both
+  // events; 5001 was committed while it did so, so it is in neither the window nor SQLite's part.
+  homeTimelines(hot).putSync(READER, encodeTimeline(5000n, []));
+  commit(fannedOutTo(2));
+  commit(post('5001'), post('7000', STRANGER)); // events 3 and 4, not fanned out yet
+  t.same(ids(), ['5001', '5000'], 'the unfanned post shows, the stranger\'s does not');
+
+  // The fan-out reaches it: in the window now, and still shown once.
+  homeTimelines(hot).putSync(READER, encodeTimeline(5000n, [5001n]));
+  commit(fannedOutTo(4));
+  t.same(ids(), ['5001', '5000']);
+  commit(post('5002'));
+  t.same(ids(), ['5002', '5001', '5000'], 'a new post shows before its fan-out');
+  t.same(reader.read(READER, 5002n, 1).items.map((p) => p.id), ['5001'], 'paging below it');
+});
