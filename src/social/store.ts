@@ -65,8 +65,13 @@ export type EventType = 'post_created' | 'post_deleted' | 'like' | 'unlike' | 'r
 const POST_COLUMNS =
   'CAST(p.id AS TEXT) AS id, p.author_id, p.text, p.media_ids, CAST(p.reply_to AS TEXT) AS reply_to, p.created_at, p.like_count, p.reply_count';
 
+/** SQL for an outbox consumer's position: the last event it processed, 0 before its first. */
+function positionOf(consumer: string): string {
+  return `COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${consumer}'), 0)`;
+}
+
 /** SQL for the filing position: every post_created event up to it is in `author_posts`. */
-const FILING_POSITION = `COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'), 0)`;
+const FILING_POSITION = positionOf(AUTHOR_INDEX_CONSUMER);
 
 /** True when some post was created after the last filing under authors (a crash can leave such). */
 export function hasUnfiledPosts(db: Sqlite): boolean {
@@ -163,7 +168,7 @@ export class SocialStore {
       unfannedPosts: db
         .prepare(
           `SELECT actor_id, CAST(post_id AS INTEGER) FROM events
-           WHERE seq > COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${FANOUT_CONSUMER}'), 0) AND type = 'post_created'`,
+           WHERE seq > ${positionOf(FANOUT_CONSUMER)} AND type = 'post_created' ORDER BY 2 DESC`,
         )
         .raw()
         .safeIntegers(true),
@@ -307,25 +312,25 @@ export class SocialStore {
   }
 
   /**
-   * A value that differs from the previous call's whenever the database may have changed in
-   * between: data_version moves with every commit of another connection (any thread or process),
-   * total_changes with every row this connection wrote. Equal values mean nothing was committed.
-   */
-  /**
    * The posts the fan-out has not reached yet (post_created events after its position), by
    * author, newest first: committed, answered 201, and in no home timeline yet.
    */
   unfannedPosts(): Map<string, bigint[]> {
+    // Read newest first (the statement orders by id), so each author's list is too.
     const byAuthor = new Map<string, bigint[]>();
     for (const [author, id] of this.s.unfannedPosts.all() as Array<[string, bigint]>) {
       const ids = byAuthor.get(author);
       if (ids) ids.push(id);
       else byAuthor.set(author, [id]);
     }
-    for (const ids of byAuthor.values()) ids.sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
     return byAuthor;
   }
 
+  /**
+   * A value that differs from the previous call's whenever the database may have changed in
+   * between: data_version moves with every commit of another connection (any thread or process),
+   * total_changes with every row this connection wrote. Equal values mean nothing was committed.
+   */
   changeToken(): string {
     return (this.s.dataVersion.get() as number) + ':' + (this.s.totalChanges.get() as number);
   }
