@@ -145,6 +145,11 @@ function commitBatch(db: LmdbDb<ClickBatch, ClickKey>, store: LinkStore, keys: C
     if (i > firstPart) Atomics.wait(pause, 0, 0, DRAIN_PART_PAUSE_MS);
     store.addClickPart(parts[i], { keys: i === 0 ? keysJson : null, parts: parts.length, partLinks, done: i + 1 });
   }
+  removeEntries(db, keys);
+}
+
+/** Removes a batch's entries from the queue, all in one transaction. */
+function removeEntries(db: LmdbDb<ClickBatch, ClickKey>, keys: ClickKey[]): void {
   db.transactionSync(() => {
     for (const k of keys) db.removeSync(k);
   });
@@ -160,9 +165,7 @@ function finishInterruptedBatch(db: LmdbDb<ClickBatch, ClickKey>, store: LinkSto
   if (db.get(keys[0]) === undefined) return 0;
   if (state.done >= state.parts) {
     // Committed whole; the stop came before its entries left the queue.
-    db.transactionSync(() => {
-      for (const k of keys) db.removeSync(k);
-    });
+    removeEntries(db, keys);
     return 0;
   }
   const events: ClickEvent[] = [];
