@@ -23,8 +23,6 @@ export interface Services {
   limits: RateLimits;
   social: Social;
   links: LinkService;
-  /** Issues and checks the cursors of every paginated list. */
-  cursors: CursorCodec;
   /** Client addresses whose X-Forwarded-For is believed (server.trusted_proxies). */
   trustedProxies: ReadonlySet<string>;
   close(): Promise<void>;
@@ -57,7 +55,6 @@ export function openServices(config: Config, dataDir: string, writes: WriterClie
     limits,
     social: openSocial(config, dataDir, sqlite, hot, accounts, () => lease.ids.next(), writes, cursors),
     links,
-    cursors,
     trustedProxies: new Set(config.server.trusted_proxies),
     async close() {
       writes.close();
