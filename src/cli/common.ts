@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ensureDataDir } from '../server/supervisor';
 import { sqlitePath } from '../store/sqlite';
+import type { AccountStore, User } from '../accounts/store';
 
 export interface CommonOptions {
   data: string;
@@ -37,6 +38,11 @@ export function existingDataDirOf(opts: CommonOptions): string {
   const dir = resolve(opts.data);
   if (!existsSync(sqlitePath(dir))) throw new UsageError(`no perch data in ${dir} (perch migrate, keygen or serve creates it)`);
   return ensureDataDir(dir);
+}
+
+/** The user a command names: a handle, @handle or user id (a handle first, when both fit). */
+export function userNamed(accounts: AccountStore, ref: string): User | undefined {
+  return accounts.userByHandle(ref.replace(/^@/, '')) ?? accounts.userById(ref);
 }
 
 /** A bad value noticed by a command itself (not by commander's parser): exit 2 like a bad flag. */

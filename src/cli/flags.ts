@@ -4,7 +4,7 @@ import { clearFlag, isActive, openFlagMirror } from '../links/anomaly';
 import { LinkStore } from '../links/store';
 import { migrate, openSqlite } from '../store/sqlite';
 import { openHotStore } from '../store/lmdb';
-import { commandConfig, existingDataDirOf, printJson, type CommonOptions } from './common';
+import { commandConfig, existingDataDirOf, printJson, userNamed, type CommonOptions } from './common';
 
 interface ListOptions extends CommonOptions {
   json: boolean;
@@ -57,7 +57,7 @@ export async function flagsListCommand(opts: ListOptions): Promise<void> {
 export async function flagsClearCommand(user: string, opts: CommonOptions): Promise<void> {
   const { db, hot, store, accounts } = open(opts);
   try {
-    const u = accounts.userByHandle(user.replace(/^@/, '')) ?? accounts.userById(user);
+    const u = userNamed(accounts, user);
     if (!u) throw new Error(`no user ${user}`);
     const wasActive = clearFlag(store, openFlagMirror(hot), u.id);
     process.stdout.write(wasActive ? `cleared the flag of @${u.handle}\n` : `@${u.handle} was not flagged\n`);

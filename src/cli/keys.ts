@@ -6,7 +6,7 @@ import { announceKeyRevocation } from '../accounts/key-cache';
 import { migrate, openSqlite } from '../store/sqlite';
 import { openHotStore } from '../store/lmdb';
 import { leaseNodeId } from '../store/node-lease';
-import { UsageError, commandConfig, dataDirOf, existingDataDirOf, printJson, type CommonOptions } from './common';
+import { UsageError, commandConfig, dataDirOf, existingDataDirOf, printJson, userNamed, type CommonOptions } from './common';
 
 interface KeygenOptions extends CommonOptions {
   user: string;
@@ -61,8 +61,7 @@ export function keysListCommand(opts: ListOptions): void {
   try {
     let handle: string | undefined;
     if (opts.user !== undefined) {
-      // A handle, @handle or user id, as flags clear takes it.
-      const u = accounts.userByHandle(opts.user.replace(/^@/, '')) ?? accounts.userById(opts.user);
+      const u = userNamed(accounts, opts.user);
       if (!u) throw new Error(`no user ${opts.user}`);
       handle = u.handle;
     }
