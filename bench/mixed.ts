@@ -13,37 +13,8 @@ import { startServer, tempDataDir } from '../test/helpers/server';
 import { migrate, openSqlite } from '../src/store/sqlite';
 import { median, medianBy } from './median';
 import { seedAuthorsWithFollowers, seedLinks } from './seed';
+import { REDIRECT_CONNECTIONS, REDIRECT_LINKS, autocannon, redirectLoad, type LoadResult } from './load';
 
-// autocannon ships no type declarations; this is the part of its API used here.
-interface Req {
-  method: string;
-  path: string;
-}
-interface LoadOptions {
-  url: string;
-  method?: string;
-  headers?: Record<string, string>;
-  body?: string;
-  duration: number;
-  connections: number;
-  overallRate?: number;
-  requests?: Array<{ setupRequest?: (req: Req) => Req }>;
-  setupClient?: (client: { setHeaders(h: Record<string, string>): void }) => void;
-}
-interface LoadResult {
-  requests: { average: number; total: number };
-  latency: { p50: number; p99: number; max: number };
-  '2xx': number;
-  '3xx': number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-}
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon = require('autocannon') as (opts: LoadOptions) => Promise<LoadResult>;
-
-const LINKS = 10_000;
-const REDIRECT_CONNECTIONS = 100;
 const POST_CONNECTIONS = 32;
 const POST_BODY = JSON.stringify({ text: 'A benchmark post with a little text in it, about as long as a typical one. #perch' });
 
@@ -93,16 +64,6 @@ function startPostLoad(url: string, rate: number, seconds: number, keys: string[
   });
 }
 
-function redirects(url: string, codes: string[], seconds: number): Promise<LoadResult> {
-  let i = 0;
-  return autocannon({
-    url,
-    duration: seconds,
-    connections: REDIRECT_CONNECTIONS,
-    requests: [{ setupRequest: (req) => ({ ...req, method: 'GET', path: '/' + codes[i++ % codes.length] }) }],
-  });
-}
-
 interface Round {
   alone: LoadResult[];
   mixed: LoadResult;
@@ -120,7 +81,7 @@ async function main(): Promise<void> {
   const dataDir = tempDataDir('perch-bench-mixed-');
   const db = openSqlite(dataDir);
   migrate(db);
-  const codes = seedLinks(db, LINKS);
+  const codes = seedLinks(db, REDIRECT_LINKS);
   const authors = seedAuthorsWithFollowers(db, 50, 10);
   db.close();
   const keys = authors.map((a) => a.key);
@@ -135,17 +96,17 @@ async function main(): Promise<void> {
   });
   try {
     // Warm-up: JIT, connections, perch's link cache (each code read once from SQLite), and the post path.
-    await redirects(server.url, codes, 2);
+    await redirectLoad(server.url, codes, 2);
     await startPostLoad(server.url, rate, 1, keys);
     const all: Round[] = [];
     for (let r = 0; r < rounds; r++) {
-      const before = await redirects(server.url, codes, seconds);
+      const before = await redirectLoad(server.url, codes, seconds);
       // The post load starts first and ends last, so the whole redirect run has posts beside it.
       const posts = startPostLoad(server.url, rate, seconds + 1, keys);
       await new Promise((res) => setTimeout(res, 500));
-      const mixed = await redirects(server.url, codes, seconds);
+      const mixed = await redirectLoad(server.url, codes, seconds);
       const postResult = await posts;
-      const after = await redirects(server.url, codes, seconds);
+      const after = await redirectLoad(server.url, codes, seconds);
       const round: Round = { alone: [before, after], mixed, posts: postResult, ratio: mixed.requests.average / ((before.requests.average + after.requests.average) / 2) };
       all.push(round);
       process.stdout.write(

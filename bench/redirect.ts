@@ -11,32 +11,7 @@ import { migrate, openSqlite } from '../src/store/sqlite';
 import { loadNativeUws } from '../src/http/uws';
 import { median } from './median';
 import { seedLinks } from './seed';
-
-// autocannon ships no type declarations; this is the part of its API used here.
-interface Req {
-  method: string;
-  path: string;
-  headers?: Record<string, string>;
-}
-interface LoadOptions {
-  url: string;
-  duration: number;
-  connections: number;
-  requests?: Array<{ setupRequest?: (req: Req) => Req }>;
-}
-interface LoadResult {
-  requests: { average: number; total: number };
-  latency: { p50: number; p99: number };
-  '3xx': number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-}
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon = require('autocannon') as (opts: LoadOptions) => Promise<LoadResult>;
-
-const LINKS = 10_000;
-const CONNECTIONS = 100;
+import { REDIRECT_CONNECTIONS, REDIRECT_LINKS, redirectLoad } from './load';
 
 /** The baseline: the least a redirect can be, a constant 302 with the same fixed headers. */
 function runBaseline(): void {
@@ -66,19 +41,9 @@ function startBaseline(): Promise<{ proc: ChildProcess; url: string }> {
 function seed(dataDir: string): string[] {
   const db = openSqlite(dataDir);
   migrate(db);
-  const codes = seedLinks(db, LINKS);
+  const codes = seedLinks(db, REDIRECT_LINKS);
   db.close();
   return codes;
-}
-
-function load(url: string, codes: string[], seconds: number): Promise<LoadResult> {
-  let i = 0;
-  return autocannon({
-    url,
-    duration: seconds,
-    connections: CONNECTIONS,
-    requests: [{ setupRequest: (req) => ({ ...req, method: 'GET', path: '/' + codes[i++ % codes.length] }) }],
-  });
 }
 
 async function metricsOf(server: TestServer): Promise<string> {
@@ -114,15 +79,15 @@ async function main(): Promise<void> {
   });
   try {
     // Warm both: JIT, connections, and perch's caches (each code read once from SQLite).
-    await load(baseline.url, codes, 2);
-    await load(server.url, codes, 2);
+    await redirectLoad(baseline.url, codes, 2);
+    await redirectLoad(server.url, codes, 2);
     const base: number[] = [];
     const perch: number[] = [];
     let served3xx = 0;
     let perchErrors = 0;
     for (let r = 0; r < rounds; r++) {
-      const b = await load(baseline.url, codes, seconds);
-      const p = await load(server.url, codes, seconds);
+      const b = await redirectLoad(baseline.url, codes, seconds);
+      const p = await redirectLoad(server.url, codes, seconds);
       base.push(b.requests.average);
       perch.push(p.requests.average);
       perchErrors += p.errors + p.timeouts + (p.non2xx - p['3xx']);
@@ -150,8 +115,8 @@ async function main(): Promise<void> {
     db.close();
     const summary = {
       scenario: 'redirect',
-      links: LINKS,
-      connections: CONNECTIONS,
+      links: REDIRECT_LINKS,
+      connections: REDIRECT_CONNECTIONS,
       seconds_per_round: seconds,
       rounds,
       http_threads: threads,

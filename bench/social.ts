@@ -18,27 +18,7 @@ import { openHotStore } from '../src/store/lmdb';
 import { homeTimelines, windowCovers } from '../src/social/home-timelines';
 import { median, medianBy } from './median';
 import { seedAuthorsWithFollowers, seedFollows, seedUsers } from './seed';
-
-// autocannon ships no type declarations; this is the part of its API used here.
-interface LoadOptions {
-  url: string;
-  method?: string;
-  headers?: Record<string, string>;
-  body?: string;
-  duration?: number;
-  connections?: number;
-  pipelining?: number;
-  setupClient?: (client: { setHeaders(h: Record<string, string>): void }) => void;
-}
-interface LoadResult {
-  requests: { average: number };
-  latency: { p99: number };
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-}
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon = require('autocannon') as (opts: LoadOptions) => Promise<LoadResult>;
+import { autocannon, type LoadOptions } from './load';
 
 const scenario = process.argv[2] ?? 'all';
 const seconds = Number(process.argv[3] ?? 4);
