@@ -11,7 +11,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { TaskContext } from '../workers/tasks';
 import type { Sqlite } from '../store/sqlite';
-import { addToTimeline, encodeTimeline } from '../core/timeline-merge';
+import { IdTable, addToTimeline, encodeTimeline } from '../core/timeline-merge';
 import { homeTimelines, pulledAtReadTime } from './home-timelines';
 import { SocialStore } from './store';
 import { TOP } from './service';
@@ -31,11 +31,13 @@ export interface FanoutResult {
 }
 
 interface FanoutStatements {
-  /**
-   * The live posts created by a range of events, with their author's follower count and whether
-   * the author was ever left to the pull path.
-   */
+  /** The live posts created by a range of events, and their authors. */
   posts: Statement;
+  /**
+   * An author's follower count and whether their posts were ever left to the pull path: asked
+   * once per author of a batch, not joined into every post's row.
+   */
+  standing: Statement;
   /** Followers of an author and the id their follow was minted at, below a bound. */
   followers: Statement;
   /** Just the followers whose follow was minted below a bound: all a single new post needs. */
@@ -59,11 +61,13 @@ function prepared(db: Sqlite): FanoutStatements {
     s = {
       posts: db
         .prepare(
-          `SELECT p.id, p.author_id, u.followers_count, pa.author_id IS NOT NULL FROM events e
-           JOIN posts p ON p.id = CAST(e.post_id AS INTEGER) JOIN users u ON u.id = p.author_id
-           LEFT JOIN pull_authors pa ON pa.author_id = p.author_id
-           WHERE e.seq > ? AND e.seq <= ? AND e.type = 'post_created' AND p.deleted_at IS NULL ORDER BY e.seq`,
+          `SELECT p.id, p.author_id FROM events e JOIN posts p ON p.id = CAST(e.post_id AS INTEGER)
+           WHERE e.seq > ? AND e.seq <= ? AND e.type = 'post_created' AND p.deleted_at IS NULL`,
         )
+        .raw()
+        .safeIntegers(true),
+      standing: db
+        .prepare('SELECT u.followers_count, pa.author_id IS NOT NULL FROM users u LEFT JOIN pull_authors pa ON pa.author_id = u.id WHERE u.id = ?')
         .raw()
         .safeIntegers(true),
       followers: db.prepare('SELECT follower_id, since_id FROM follows WHERE followee_id = ? AND since_id < ?').raw().safeIntegers(true),
@@ -90,18 +94,29 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
   const s = prepared(ctx.sqlite);
   const db = homeTimelines(ctx.hot);
   const { celebrity_followers: celebrityAbove, timeline_cap: cap } = ctx.config.social;
-  const targets = new Map<string, bigint[]>();
-  const push = (userId: string, id: bigint) => {
+  const rows = s.posts.all(range.after, range.upTo) as Array<[bigint, string]>;
+  // The batch's posts by id, so that an author's posts, and every list of table indexes built
+  // from them in that order, come out ascending.
+  rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const table = new IdTable(rows.map((r) => r[0]));
+  // What each timeline gets: indexes into the table, and the ids of posts from before the batch
+  // that a follow brings in (rare, and not in the table).
+  const targets = new Map<string, number[]>();
+  const older = new Map<string, bigint[]>();
+  const push = (userId: string, index: number) => {
     const list = targets.get(userId);
-    if (list) list.push(id);
-    else targets.set(userId, [id]);
+    if (list) list.push(index);
+    else targets.set(userId, [index]);
   };
-  // One query for the batch's posts, then one follower query per author (not per post).
-  const byAuthor = new Map<string, bigint[]>();
-  let posts = 0;
-  for (const [id, authorId, followersCount, pulled] of s.posts.all(range.after, range.upTo) as Array<[bigint, string, bigint, bigint]>) {
-    posts++;
-    push(authorId, id);
+  // One follower query per author (not per post), then one pass over the posts in id order, so
+  // that every timeline's list of indexes comes out ascending.
+  const byAuthor = new Map<string, number[]>();
+  const standings = new Map<string, [followersCount: bigint, pulled: bigint]>();
+  for (let index = 0; index < rows.length; index++) {
+    const authorId = rows[index][1];
+    let standing = standings.get(authorId);
+    if (!standing) standings.set(authorId, (standing = s.standing.get(authorId) as [bigint, bigint]));
+    const [followersCount, pulled] = standing;
     const everPulled = pulled === 1n || markedPulled.has(authorId);
     if (followersCount > celebrityAbove && !everPulled) {
       s.markPulled.run(authorId, new Date().toISOString());
@@ -111,20 +126,30 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
     // pulled): pushing them as well would only be work for the reader to merge away.
     if (pulledAtReadTime(followersCount, everPulled, celebrityAbove)) continue;
     const list = byAuthor.get(authorId);
-    if (list) list.push(id);
-    else byAuthor.set(authorId, [id]);
+    if (list) list.push(index);
+    else byAuthor.set(authorId, [index]);
   }
-  for (const [authorId, ids] of byAuthor) {
-    if (ids.length === 1) {
+  /** Each pushed author's followers, and the id each follow was minted at (null: all older). */
+  const followersOf = new Map<string, { users: string[]; since: bigint[] | null }>();
+  for (const [authorId, indexes] of byAuthor) {
+    if (indexes.length === 1) {
       // The usual case: the query's bound already keeps only follows made before the post.
-      for (const follower of s.followersBelow.all(authorId, ids[0]) as string[]) push(follower, ids[0]);
+      followersOf.set(authorId, { users: s.followersBelow.all(authorId, table.ids[indexes[0]]) as string[], since: null });
       continue;
     }
-    let newest = ids[0];
-    for (const id of ids) if (id > newest) newest = id;
-    for (const [follower, since] of s.followers.all(authorId, newest) as Array<[string, bigint]>) {
+    const rowsOfFollows = s.followers.all(authorId, table.ids[indexes[indexes.length - 1]]) as Array<[string, bigint]>;
+    followersOf.set(authorId, { users: rowsOfFollows.map((r) => r[0]), since: rowsOfFollows.map((r) => r[1]) });
+  }
+  for (let index = 0; index < rows.length; index++) {
+    const authorId = rows[index][1];
+    push(authorId, index);
+    const followers = followersOf.get(authorId);
+    if (!followers) continue;
+    const { users, since } = followers;
+    const id = table.ids[index];
+    for (let k = 0; k < users.length; k++) {
       // Only posts made after the follow (a follow does not backfill).
-      for (const id of ids) if (id > since) push(follower, id);
+      if (since === null || id > since[k]) push(users[k], index);
     }
   }
   let follows = 0;
@@ -132,12 +157,17 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
     // A celebrity's posts are merged in at read time, from the follow on.
     if (pulledAtReadTime(followersCount, pulled === 1n, celebrityAbove)) continue;
     follows++;
-    for (const id of s.store.authorIdsBetween(followeeId, since, TOP, cap)) push(followerId, id);
+    const ids = s.store.authorIdsBetween(followeeId, since, TOP, cap);
+    if (ids.length === 0) continue;
+    const list = older.get(followerId);
+    if (list) list.push(...ids);
+    else older.set(followerId, ids);
+    if (!targets.has(followerId)) targets.set(followerId, []);
   }
-  if (targets.size === 0) return { posts, follows, timelines: 0 };
+  if (targets.size === 0) return { posts: rows.length, follows, timelines: 0 };
   let last: Promise<boolean> | undefined;
   let newest: bigint | undefined;
-  for (const [userId, ids] of targets) {
+  for (const [userId, indexes] of targets) {
     // getBinary (a copy), not getBinaryFast: shutdown was seen to hang in LMDB's writer with the
     // fast read here while this thread had an asynchronous write batch open.
     const current = db.getBinary(userId);
@@ -145,9 +175,14 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
     // including ones whose fan-out has not run yet. A first value holding only this batch's
     // posts would hide those until their turn; so it starts empty, its floor at the newest post
     // committed now, and everything up to there stays on the SQLite side (timeline.ts).
-    const value = current ? addToTimeline(current, ids, cap) : encodeTimeline((newest ??= s.newestPost.get() as bigint), []);
+    let value: Buffer;
+    if (!current) value = encodeTimeline((newest ??= s.newestPost.get() as bigint), []);
+    else {
+      const extra = older.get(userId);
+      value = extra ? addToTimeline(current, [...indexes.map((i) => table.ids[i]), ...extra], cap) : table.addTo(current, indexes, cap);
+    }
     last = db.put(userId, value);
   }
   await last;
-  return { posts, follows, timelines: targets.size };
+  return { posts: rows.length, follows, timelines: targets.size };
 }

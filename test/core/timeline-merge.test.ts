@@ -1,5 +1,5 @@
 import t from 'tap';
-import { addToTimeline, appendNewest, decodeTimeline, encodeTimeline, idsBelow, isWindow, mergeNewestFirst, windowFloor } from '../../src/core/timeline-merge';
+import { IdTable, addToTimeline, appendNewest, decodeTimeline, encodeTimeline, idsBelow, isWindow, mergeNewestFirst, windowFloor } from '../../src/core/timeline-merge';
 
 t.test('encode/decode round-trip', async (t) => {
   const buf = encodeTimeline(5n, [7n, 9n, 2n ** 62n]);
@@ -79,4 +79,32 @@ t.test('appending to a full window drops the oldest ids, and added ones when man
   t.same(decodeTimeline(addToTimeline(full, [5n, 4n], 3)), { floor: 2n, ids: [3n, 4n, 5n] });
   t.same(decodeTimeline(addToTimeline(full, [9n, 8n, 7n, 6n, 6n], 3)), { floor: 6n, ids: [7n, 8n, 9n] });
   t.same(decodeTimeline(addToTimeline(encodeTimeline(4n, []), [6n, 5n], 3)), { floor: 4n, ids: [5n, 6n] });
+});
+
+t.test('IdTable.addTo gives the value addToTimeline gives, on the fast path and off it', async (t) => {
+  // Ids with both 32-bit halves in use, as snowflake ids have.
+  const base = 382893587576131584n;
+  const table = new IdTable([0n, 1n, 7n, 8n, 1n << 32n, (1n << 32n) + 5n, 0xffffffffn, base, base + 3n, base + (1n << 33n)].sort((a, b) => (a < b ? -1 : 1)));
+  const at = (i: number[]) => i.map((k) => table.ids[k]);
+  let seed = 7;
+  const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+  let fast = 0;
+  for (let round = 0; round < 500; round++) {
+    const cap = 1 + random(6);
+    // Every other round the window is older than what is added: the fan-out's usual case.
+    const split = round % 2 === 0 ? 5 : 0;
+    const windowIds = Array.from({ length: random(6) }, () => table.ids[random(split || table.ids.length)]);
+    const current = random(5) === 0 ? undefined : addToTimeline(undefined, windowIds.length ? windowIds : [base - 1n], cap);
+    const indexes = Array.from({ length: random(5) }, () => split + random(table.ids.length - split));
+    const want = addToTimeline(current, at(indexes), cap);
+    const got = table.addTo(current, [...indexes], cap);
+    if (!got.equals(want)) {
+      t.fail(`round ${round}: ${JSON.stringify(decodeTimeline(got), (_, v) => (typeof v === 'bigint' ? String(v) : v))}`);
+      return;
+    }
+    if (current && indexes.length && indexes.every((k) => table.ids[k] > (decodeTimeline(current).ids.at(-1) ?? windowFloor(current)))) fast++;
+  }
+  t.ok(fast > 100, `the fast path was taken (${fast} of 500)`);
+  t.same(decodeTimeline(table.addTo(encodeTimeline(0n, [1n]), [4, 2, 4, 3], 3)), { floor: 1n, ids: [7n, 8n, 0xffffffffn] });
+  t.throws(() => new IdTable([2n, 1n]), /ascending/);
 });
