@@ -1,7 +1,7 @@
 // Per-thread Prometheus metrics. Each HTTP thread counts into its own registry; GET /metrics asks
 // the supervisor, which collects every thread's registry as JSON and sums them, so the answer
 // covers the whole server whichever thread serves it.
-import { AggregatorRegistry, Counter, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, Registry, type Metric } from 'prom-client';
 
 export interface ThreadMetrics {
   registry: Registry;
@@ -9,43 +9,78 @@ export interface ThreadMetrics {
   rateLimitRejected(limit: string): void;
 }
 
+const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** One route, method and status: its request count and duration histogram. */
+interface Series {
+  labels: { route: string; method: string; status: string };
+  /** Requests per bucket (not cumulative); the last slot is above every bound. */
+  buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+
+/**
+ * Request counts and durations, kept as plain numbers per series and shown to prom-client as two
+ * metrics (a counter and a histogram) in its own JSON form. prom-client's children hash their
+ * labels again on every observation, which cost ~0.6 us per request, a few per cent of a post's
+ * time on the HTTP thread; here a request costs a Map lookup and three additions.
+ */
+class RequestMetrics {
+  private readonly series = new Map<string, Series>();
+
+  constructor(registry: Registry) {
+    registry.registerMetric(this.metric('perch_http_requests_total', 'HTTP requests answered, by route, method and status.', 'counter', () =>
+      [...this.series.values()].map((s) => ({ value: s.count, labels: { ...s.labels } })),
+    ));
+    const name = 'perch_http_request_duration_seconds';
+    registry.registerMetric(this.metric(name, 'Time from request to response, by route, method and status.', 'histogram', () => {
+      const values: Array<{ value: number; labels: Record<string, string | number>; metricName: string }> = [];
+      for (const s of this.series.values()) {
+        let cumulative = 0;
+        for (let b = 0; b <= DURATION_BUCKETS.length; b++) {
+          cumulative += s.buckets[b];
+          values.push({ value: cumulative, labels: { le: b < DURATION_BUCKETS.length ? DURATION_BUCKETS[b] : '+Inf', ...s.labels }, metricName: `${name}_bucket` });
+        }
+        values.push({ value: s.sum, labels: { ...s.labels }, metricName: `${name}_sum` });
+        values.push({ value: s.count, labels: { ...s.labels }, metricName: `${name}_count` });
+      }
+      return values;
+    }));
+  }
+
+  observe(route: string, method: string, status: number, seconds: number): void {
+    const key = route + ' ' + method + ' ' + status;
+    let s = this.series.get(key);
+    if (!s) {
+      s = { labels: { route, method, status: String(status) }, buckets: new Float64Array(DURATION_BUCKETS.length + 1), sum: 0, count: 0 };
+      this.series.set(key, s);
+    }
+    let b = 0;
+    while (b < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[b]) b++;
+    s.buckets[b]++;
+    s.sum += seconds;
+    s.count++;
+  }
+
+  /** A metric as a Registry takes it: a name, and get() in prom-client's JSON form. */
+  private metric(name: string, help: string, type: 'counter' | 'histogram', values: () => unknown[]): Metric {
+    return { name, get: async () => ({ name, help, type, values: values(), aggregator: 'sum' }) } as unknown as Metric;
+  }
+}
+
 export function createThreadMetrics(): ThreadMetrics {
   const registry = new Registry();
-  const requests = new Counter({
-    name: 'perch_http_requests_total',
-    help: 'HTTP requests answered, by route, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: 'perch_http_request_duration_seconds',
-    help: 'Time from request to response, by route, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
+  const requests = new RequestMetrics(registry);
   const rejections = new Counter({
     name: 'perch_rate_limit_rejections_total',
     help: 'Requests rejected with 429, by the limit that was exhausted.',
     labelNames: ['limit'] as const,
     registers: [registry],
   });
-  // Children are cached by their label tuple: looking a child up by a label object hashes it on
-  // every request, a string key does not.
-  const children = new Map<string, { c: Counter.Internal; h: Histogram.Internal<'route' | 'method' | 'status'> }>();
   return {
     registry,
-    observe(route, method, status, seconds) {
-      const key = route + ' ' + method + ' ' + status;
-      let child = children.get(key);
-      if (!child) {
-        const labels = { route, method, status: String(status) };
-        child = { c: requests.labels(labels), h: duration.labels(labels) };
-        children.set(key, child);
-      }
-      child.c.inc();
-      child.h.observe(seconds);
-    },
+    observe: (route, method, status, seconds) => requests.observe(route, method, status, seconds),
     rateLimitRejected(limit) {
       rejections.inc({ limit });
     },
