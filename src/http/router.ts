@@ -87,18 +87,25 @@ export interface RouterHooks {
 
 let requestCounter = 0;
 
-function readHeaders(req: HttpRequest): RequestHeaders {
+const BEARER_SCHEME = /^\s*Bearer(\s|$)/i;
+const BEARER_KEY = /^\s*Bearer\s+(\S+)\s*$/i;
+
+/**
+ * Copies the headers a route can use out of the request (each read is a call into uWS and a new
+ * string): X-Api-Key only when no Bearer header wins over it (presentedKey), If-None-Match only
+ * for reads.
+ */
+function readHeaders(req: HttpRequest, isGet: boolean): RequestHeaders {
+  const authorization = req.getHeader('authorization');
   return {
-    authorization: req.getHeader('authorization'),
-    apiKey: req.getHeader('x-api-key'),
+    authorization,
+    apiKey: BEARER_SCHEME.test(authorization) ? '' : req.getHeader('x-api-key'),
     contentType: req.getHeader('content-type'),
     contentLength: req.getHeader('content-length'),
-    ifNoneMatch: req.getHeader('if-none-match'),
+    ifNoneMatch: isGet ? req.getHeader('if-none-match') : '',
   };
 }
 
-const BEARER_SCHEME = /^\s*Bearer(\s|$)/i;
-const BEARER_KEY = /^\s*Bearer\s+(\S+)\s*$/i;
 
 /**
  * The API key of a request: `Authorization: Bearer <key>` or `X-Api-Key: <key>`. An Authorization
@@ -258,7 +265,7 @@ export class Router {
 
   private handle(route: Route, paramCount: number, res: HttpResponse, req: HttpRequest, head: boolean): void {
     const started = performance.now();
-    const headers = readHeaders(req);
+    const headers = readHeaders(req, route.method === 'GET');
     const params: string[] = [];
     for (let i = 0; i < paramCount; i++) params.push(decodeParam(req.getParameter(i) ?? ''));
     const ctx: Ctx = {

@@ -6,6 +6,7 @@ import { publicUser } from '../accounts/store';
 import { invalidField, notFound } from '../http/errors';
 import { isIdString } from '../core/snowflake';
 import { normalizePostText } from '../core/post-text';
+import { isoNow } from '../core/clock';
 import type { WriterClient } from './group-commit';
 import type { Post } from './writes';
 import { SocialStore, postFields, type PostRow, type UserListRow } from './store';
@@ -76,7 +77,7 @@ export class SocialService {
       text: checked.text,
       mediaIds,
       replyTo,
-      createdAt: new Date().toISOString(),
+      createdAt: isoNow(),
     });
   }
 
@@ -90,19 +91,19 @@ export class SocialService {
   deletePost(userId: string, ref: string): Promise<void> {
     const id = postIdOf(ref);
     if (id === null) throw notFound('No such post.');
-    return this.writes.run('deletePost', { userId, postId: id.toString(), now: new Date().toISOString() });
+    return this.writes.run('deletePost', { userId, postId: id.toString(), now: isoNow() });
   }
 
   like(userId: string, ref: string): Promise<void> {
     const id = postIdOf(ref);
     if (id === null) throw notFound('No such post.');
-    return this.writes.run('like', { userId, postId: id.toString(), now: new Date().toISOString() });
+    return this.writes.run('like', { userId, postId: id.toString(), now: isoNow() });
   }
 
   unlike(userId: string, ref: string): Promise<void> {
     const id = postIdOf(ref);
     if (id === null) throw notFound('No such post.');
-    return this.writes.run('unlike', { userId, postId: id.toString(), now: new Date().toISOString() });
+    return this.writes.run('unlike', { userId, postId: id.toString(), now: isoNow() });
   }
 
   userOrThrow(ref: string): User {
@@ -114,18 +115,18 @@ export class SocialService {
   follow(followerId: string, ref: string): Promise<void> {
     const target = this.userOrThrow(ref);
     if (target.id === followerId) throw invalidField('id', 'you cannot follow yourself');
-    return this.writes.run('follow', { followerId, followeeId: target.id, sinceId: this.newId(), now: new Date().toISOString() });
+    return this.writes.run('follow', { followerId, followeeId: target.id, sinceId: this.newId(), now: isoNow() });
   }
 
   unfollow(followerId: string, ref: string): Promise<void> {
     const target = this.userOrThrow(ref);
     if (target.id === followerId) throw invalidField('id', 'you cannot unfollow yourself');
-    return this.writes.run('unfollow', { followerId, followeeId: target.id, now: new Date().toISOString() });
+    return this.writes.run('unfollow', { followerId, followeeId: target.id, now: isoNow() });
   }
 
   /** Records an uploaded file's metadata; resolves after the commit that holds it. */
   insertMedia(id: string, ownerId: string, contentType: string, size: number): Promise<void> {
-    return this.writes.run('insertMedia', { id, ownerId, contentType, size, now: new Date().toISOString() });
+    return this.writes.run('insertMedia', { id, ownerId, contentType, size, now: isoNow() });
   }
 
   userPosts(userId: string, before: bigint, limit: number): Page<PostWithCounts> {
