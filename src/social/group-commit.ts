@@ -52,7 +52,8 @@ export const ISOLATED_AFTER_RERUN = 64;
  * are deterministic in the store's state and their arguments (ids and times are minted before),
  * so the second run answers exactly as the first would have. Savepoints cost about a tenth of
  * the writer's time per post, and most batches hold no failing write; while failing writes keep
- * coming (ISOLATED_AFTER_RERUN), batches skip the plain attempt.
+ * coming (ISOLATED_AFTER_RERUN), batches skip the plain attempt. The plain attempt also runs each
+ * run of consecutive writes that has a bulk form (plain posts) in one call.
  */
 export class GroupCommit {
   private readonly plain: Transaction<(ops: Array<[WriteOpName, unknown]>, out: Outcome[]) => void>;
@@ -67,7 +68,18 @@ export class GroupCommit {
 
   constructor(db: Sqlite, exec: WriteExecutor) {
     this.plain = db.transaction((ops: Array<[WriteOpName, unknown]>, out: Outcome[]) => {
-      for (const [name, args] of ops) out.push({ ok: true, value: exec(name, args) });
+      for (let i = 0; i < ops.length; ) {
+        const [name, args] = ops[i];
+        // A run of consecutive writes that have a bulk form goes in one call.
+        let end = i + 1;
+        if (exec.bulkable(name, args)) while (end < ops.length && ops[end][0] === name && exec.bulkable(name, ops[end][1])) end++;
+        if (end - i === 1) {
+          out.push({ ok: true, value: exec(name, args) });
+        } else {
+          for (const value of exec.bulk(name, ops.slice(i, end).map((op) => op[1]))) out.push({ ok: true, value });
+        }
+        i = end;
+      }
     });
     const savepoint = db.transaction(exec);
     this.isolated = db.transaction((ops: Array<[WriteOpName, unknown]>, out: Outcome[]) => {

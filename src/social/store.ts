@@ -60,6 +60,11 @@ export interface EventRow {
   created_at: string;
 }
 
+/** Rows per statement of insertPlainPosts: 6 values each, well under SQLite's 32,766 variables. */
+const MULTI_ROW_INSERT = 32;
+/** The payload `event` writes for a post that replies to nothing. */
+const PLAIN_POST_PAYLOAD = JSON.stringify({ reply_to: null });
+
 export type EventType = 'post_created' | 'post_deleted' | 'like' | 'unlike' | 'reply' | 'follow' | 'unfollow';
 
 const POST_COLUMNS =
@@ -101,6 +106,7 @@ function authorPostIds(before: string, after?: string): string {
 
 export class SocialStore {
   private readonly s: Record<string, Statement>;
+  private readonly multiRowInserts = new Map<string, Statement>();
   /** Outbox consumers' positions by name, made as they are first needed. */
   private readonly consumers = new Map<string, OutboxCursor>();
   /** Where the filing of posts under their authors stands in the outbox. */
@@ -183,6 +189,39 @@ export class SocialStore {
          WHERE p.id IN (SELECT value FROM json_each(?)) AND p.deleted_at IS NULL`,
       ),
     };
+  }
+
+  /**
+   * Inserts posts without media or parent, each with its `post_created` event, in as few
+   * statements as possible: the same rows as insertPost and event would write one at a time, for
+   * ~1.5 us less per post (a statement call and its bindings per row were a quarter of the
+   * writer's time). Events follow the order of `posts`.
+   */
+  insertPlainPosts(posts: ReadonlyArray<{ id: bigint; authorId: string; text: string; createdAt: string }>): void {
+    for (let from = 0; from < posts.length; from += MULTI_ROW_INSERT) {
+      const rows = Math.min(MULTI_ROW_INSERT, posts.length - from);
+      const postValues: unknown[] = [];
+      const eventValues: unknown[] = [];
+      for (let i = from; i < from + rows; i++) {
+        const p = posts[i];
+        postValues.push(p.id, p.authorId, p.text, '[]', null, p.createdAt);
+        eventValues.push('post_created', p.authorId, null, p.id.toString(), PLAIN_POST_PAYLOAD, p.createdAt);
+      }
+      this.multiRow('posts', rows).run(postValues);
+      this.multiRow('events', rows).run(eventValues);
+    }
+  }
+
+  /** The INSERT of `rows` posts or events, prepared once per row count. */
+  private multiRow(table: 'posts' | 'events', rows: number): Statement {
+    const key = `${table}:${rows}`;
+    let statement = this.multiRowInserts.get(key);
+    if (!statement) {
+      const columns = table === 'posts' ? 'posts (id, author_id, text, media_ids, reply_to, created_at)' : 'events (type, actor_id, recipient_id, post_id, payload, created_at)';
+      statement = this.db.prepare(`INSERT INTO ${columns} VALUES ${Array(rows).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`);
+      this.multiRowInserts.set(key, statement);
+    }
+    return statement;
   }
 
   insertPost(id: bigint, authorId: string, text: string, mediaIds: string[], replyTo: bigint | null, createdAt: string): void {

@@ -119,3 +119,24 @@ export const WRITE_OPS: Ops = {
     return store.pruneEvents(OUTBOX_CONSUMERS, a.before, a.limit);
   },
 };
+
+/**
+ * Operations that a run of consecutive calls can carry out together, with the same rows and
+ * results as one call after another: `accepts` tells which calls qualify.
+ */
+export interface BulkOp<K extends WriteOpName> {
+  accepts(args: WriteArgs[K]): boolean;
+  run(store: SocialStore, args: Array<WriteArgs[K]>): Array<WriteResults[K]>;
+}
+
+export const BULK_WRITE_OPS: { [K in WriteOpName]?: BulkOp<K> } = {
+  // A post without media or parent checks nothing in the store: createPost would only insert
+  // its row and its event, which insertPlainPosts does for many posts per statement.
+  createPost: {
+    accepts: (a) => a.mediaIds.length === 0 && a.replyTo === null,
+    run(store, list) {
+      store.insertPlainPosts(list.map((a) => ({ id: BigInt(a.id), authorId: a.authorId, text: a.text, createdAt: a.createdAt })));
+      return list.map((a) => ({ id: a.id, text: a.text, author_id: a.authorId, media_ids: a.mediaIds, reply_to: a.replyTo, created_at: a.createdAt }));
+    },
+  },
+};

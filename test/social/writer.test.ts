@@ -170,3 +170,41 @@ t.test('a writer whose channel closes rejects every waiting write with 503', asy
   t.equal(client.pending, 0);
   await t.rejects(client.run('like', { userId: USER, postId: '1', now }), { status: 503, code: 'unavailable' });
 });
+
+t.test('runs of plain posts are written together, with the rows and results of one write at a time', async (t) => {
+  // The same batch twice: through the group commit (plain posts in bulk), and one write at a time.
+  const batch = (base: number): Array<[WriteOpName, unknown]> => {
+    const id = (k: number) => String(base + k);
+    const p = (k: number, parent: number | null = null) => ({ ...post(id(k), parent === null ? null : id(parent)), text: `post ${k}` });
+    return [
+      ['createPost', p(1)],
+      ['createPost', p(2)],
+      ['createPost', p(3, 1)], // a reply ends the run
+      ...Array.from({ length: 40 }, (_, k) => ['createPost', p(10 + k)] as [WriteOpName, unknown]),
+      ['like', { userId: USER, postId: id(12), now }], // a like of a post made earlier in the run
+      ['createPost', p(60)],
+    ];
+  };
+  const rowsOf = (base: number) => {
+    const posts = db
+      .prepare('SELECT id - ? AS k, author_id, text, media_ids, reply_to - ? AS reply, created_at, like_count, reply_count FROM posts WHERE id > ? AND id < ? ORDER BY id')
+      .all(base, base, base, base + 100);
+    const events = db
+      .prepare('SELECT type, actor_id, recipient_id, CAST(post_id AS INTEGER) - ? AS k, payload, created_at FROM events WHERE CAST(post_id AS INTEGER) > ? AND CAST(post_id AS INTEGER) < ? ORDER BY seq')
+      .all(base, base, base + 100);
+    return { posts, events };
+  };
+  const group = new GroupCommit(db, exec);
+  const bulk = group.commit(batch(800000));
+  t.same(group.stats, { commits: 1, writes: 45, reruns: 0, isolated: 0 });
+  const single = db.transaction(() => batch(900000).map(([name, args]) => exec(name, args)))();
+  // The two batches differ only in their ids' base: drop it from ids, alone or inside payloads.
+  const strip = (v: unknown) => JSON.parse(JSON.stringify(v, (_k, x) => (typeof x === 'string' ? x.replace(/[89]000(\d\d)/g, (_m, k) => String(Number(k))) : x)));
+  t.same(strip(bulk.map((o) => (o as { value: unknown }).value)), strip(single));
+  const a = rowsOf(800000);
+  const b = rowsOf(900000);
+  t.equal(a.posts.length, 44);
+  t.equal(a.events.length, 46, 'a post_created per post, a reply and a like');
+  t.same(strip(a), strip(b));
+  t.same(a.events[0], { type: 'post_created', actor_id: USER, recipient_id: null, k: 1, payload: '{"reply_to":null}', created_at: now });
+});
