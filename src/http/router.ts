@@ -106,7 +106,6 @@ function readHeaders(req: HttpRequest, isGet: boolean): RequestHeaders {
   };
 }
 
-
 /**
  * The API key of a request: `Authorization: Bearer <key>` or `X-Api-Key: <key>`. An Authorization
  * header of another scheme (Basic credentials a reverse proxy asked for, say) is not perch's: the

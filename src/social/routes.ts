@@ -7,6 +7,7 @@ import type { CursorCodec } from '../core/cursor';
 import { createPostSchema, pageReply, pageRequest } from './schema';
 
 const NO_CONTENT = { status: 204 } as const;
+const FOLLOWING = { status: 200, json: { following: true } } as const;
 
 /**
  * The 201 of a new post. Its JSON is written out field by field, the bytes JSON.stringify would
@@ -19,7 +20,6 @@ export function created(post: Post): Reply {
     ',"reply_to":' + (post.reply_to === null ? 'null' : '"' + post.reply_to + '"') + ',"created_at":"' + post.created_at + '"}';
   return { status: 201, body, contentType: 'application/json' };
 }
-const FOLLOWING = { status: 200, json: { following: true } } as const;
 
 /**
  * GET /api/users/{id|@handle}/<name>: one of a user's lists, newest first, with cursors that are

@@ -50,6 +50,11 @@ export type WriteOpName = keyof WriteArgs;
 
 type Ops = { [K in WriteOpName]: (store: SocialStore, args: WriteArgs[K]) => WriteResults[K] };
 
+/** What a createPost answers: the post as stored. */
+function createdPost(a: WriteArgs['createPost']): Post {
+  return { id: a.id, text: a.text, author_id: a.authorId, media_ids: a.mediaIds, reply_to: a.replyTo, created_at: a.createdAt };
+}
+
 export const WRITE_OPS: Ops = {
   createPost(store, a) {
     for (let i = 0; i < a.mediaIds.length; i++) {
@@ -68,7 +73,7 @@ export const WRITE_OPS: Ops = {
       store.addReplyCount(replyTo, 1);
       store.event('reply', a.authorId, parentAuthor, a.replyTo, { reply_id: a.id }, a.createdAt);
     }
-    return { id: a.id, text: a.text, author_id: a.authorId, media_ids: a.mediaIds, reply_to: a.replyTo, created_at: a.createdAt };
+    return createdPost(a);
   },
 
   deletePost(store, a) {
@@ -136,7 +141,7 @@ export const BULK_WRITE_OPS: { [K in WriteOpName]?: BulkOp<K> } = {
     accepts: (a) => a.mediaIds.length === 0 && a.replyTo === null,
     run(store, list) {
       store.insertPlainPosts(list.map((a) => ({ id: BigInt(a.id), authorId: a.authorId, text: a.text, createdAt: a.createdAt })));
-      return list.map((a) => ({ id: a.id, text: a.text, author_id: a.authorId, media_ids: a.mediaIds, reply_to: a.replyTo, created_at: a.createdAt }));
+      return list.map(createdPost);
     },
   },
 };
