@@ -91,18 +91,39 @@ const BEARER_SCHEME = /^\s*Bearer(\s|$)/i;
 const BEARER_KEY = /^\s*Bearer\s+(\S+)\s*$/i;
 
 /**
+ * Header names and fixed values as bytes: uWS encodes a string argument to UTF-8 on every call,
+ * and takes a Uint8Array as it is.
+ */
+const NAME = {
+  authorization: Buffer.from('authorization'),
+  apiKey: Buffer.from('x-api-key'),
+  contentType: Buffer.from('content-type'),
+  contentLength: Buffer.from('content-length'),
+  ifNoneMatch: Buffer.from('if-none-match'),
+};
+const CONTENT_TYPE = Buffer.from('Content-Type');
+const APPLICATION_JSON = Buffer.from('application/json');
+const statusLines = new Map<number, Buffer>();
+
+function statusLine(status: number): Buffer {
+  let line = statusLines.get(status);
+  if (!line) statusLines.set(status, (line = Buffer.from(STATUS_TEXT[status] ?? String(status))));
+  return line;
+}
+
+/**
  * Copies the headers a route can use out of the request (each read is a call into uWS and a new
  * string): X-Api-Key only when no Bearer header wins over it (presentedKey), If-None-Match only
  * for reads.
  */
 function readHeaders(req: HttpRequest, isGet: boolean): RequestHeaders {
-  const authorization = req.getHeader('authorization');
+  const authorization = req.getHeader(NAME.authorization);
   return {
     authorization,
-    apiKey: BEARER_SCHEME.test(authorization) ? '' : req.getHeader('x-api-key'),
-    contentType: req.getHeader('content-type'),
-    contentLength: req.getHeader('content-length'),
-    ifNoneMatch: isGet ? req.getHeader('if-none-match') : '',
+    apiKey: BEARER_SCHEME.test(authorization) ? '' : req.getHeader(NAME.apiKey),
+    contentType: req.getHeader(NAME.contentType),
+    contentLength: req.getHeader(NAME.contentLength),
+    ifNoneMatch: isGet ? req.getHeader(NAME.ifNoneMatch) : '',
   };
 }
 
@@ -161,14 +182,14 @@ interface InFlight {
 export const inFlight = { count: 0 };
 
 export function writeReply(res: HttpResponse, reply: Reply, head: boolean, closeConnection = false): void {
-  res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
+  res.writeStatus(statusLine(reply.status));
   if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
   let body: string | Buffer | undefined = reply.body;
   if (reply.json !== undefined) {
     body = JSON.stringify(reply.json);
-    res.writeHeader('Content-Type', 'application/json');
+    res.writeHeader(CONTENT_TYPE, APPLICATION_JSON);
   } else if (body !== undefined && reply.contentType) {
-    res.writeHeader('Content-Type', reply.contentType);
+    res.writeHeader(CONTENT_TYPE, reply.contentType === 'application/json' ? APPLICATION_JSON : reply.contentType);
   }
   if (reply.status === 204 || reply.status === 304) {
     // No body and no Content-Length: a 204 must not have one, and a 304's would describe the
