@@ -78,28 +78,32 @@ function appendAscending(current: Buffer, ascending: bigint[], cap: number): Buf
       break;
     }
   }
+  return appendNewer(current, add.length, cap, (out, at, k) => out.writeBigUInt64BE(add[k], at));
+}
+
+/**
+ * Appends `count` ids (ascending, distinct, all newer than every id of `current`) to a window,
+ * keeping at most `cap` ids: the oldest are dropped and `floor` rises to the newest dropped one.
+ * `write(out, at, k)` writes the k-th added id at byte `at`.
+ */
+function appendNewer(current: Buffer, count: number, cap: number, write: (out: Buffer, at: number, k: number) => void): Buffer {
   const n = (current.length - HEADER) >> 3;
-  const total = n + add.length;
-  if (total <= cap) {
-    const out = Buffer.allocUnsafe(current.length + add.length * 8);
-    current.copy(out, 0);
-    for (let k = 0; k < add.length; k++) out.writeBigUInt64BE(add[k], current.length + k * 8);
-    return out;
-  }
-  const drop = total - cap;
-  const out = Buffer.allocUnsafe(HEADER + cap * 8);
+  const drop = Math.max(0, n + count - cap);
+  const out = Buffer.allocUnsafe(HEADER + (n + count - drop) * 8);
   let at = HEADER;
-  if (drop <= n) {
-    // Drop the `drop` oldest ids of the window; the newest of them becomes the floor.
+  let from = 0;
+  if (drop === 0) {
+    at = current.copy(out, 0);
+  } else if (drop <= n) {
+    // The `drop` oldest ids of the window go; the newest of them becomes the floor.
     current.copy(out, 0, HEADER + (drop - 1) * 8, HEADER + drop * 8);
     at += current.copy(out, HEADER, HEADER + drop * 8);
-    for (let k = 0; k < add.length; k++, at += 8) out.writeBigUInt64BE(add[k], at);
   } else {
-    // The whole window and some of the added ids are dropped.
-    const skip = drop - n;
-    out.writeBigUInt64BE(add[skip - 1], 0);
-    for (let k = skip; k < add.length; k++, at += 8) out.writeBigUInt64BE(add[k], at);
+    // The whole window and some of the added ids go; the newest of those becomes the floor.
+    from = drop - n;
+    write(out, 0, from - 1);
   }
+  for (let k = from; k < count; k++, at += 8) write(out, at, k);
   return out;
 }
 
@@ -132,36 +136,15 @@ export class IdTable {
   addTo(current: Buffer | null | undefined, indexes: number[], cap: number): Buffer {
     const add = ascendingDistinct(indexes);
     if (current && current.length >= HEADER && add.length > 0) {
-      const at = current.length - 8;
+      // The window's newest id (or its floor when empty), as two halves.
+      const newest = current.length - 8;
       const first = add[0];
-      const hi = current.readUInt32BE(at);
-      if (this.hi[first] > hi || (this.hi[first] === hi && this.lo[first] > current.readUInt32BE(at + 4))) {
-        return this.append(current, add, cap);
+      const hi = current.readUInt32BE(newest);
+      if (this.hi[first] > hi || (this.hi[first] === hi && this.lo[first] > current.readUInt32BE(newest + 4))) {
+        return appendNewer(current, add.length, cap, (out, at, k) => this.write(out, at, add[k]));
       }
     }
     return addToTimeline(current, add.map((i) => this.ids[i]), cap);
-  }
-
-  /** appendAscending for table indexes: `add` ascending, every id newer than the window's. */
-  private append(current: Buffer, add: number[], cap: number): Buffer {
-    const n = (current.length - HEADER) >> 3;
-    const drop = Math.max(0, n + add.length - cap);
-    const out = Buffer.allocUnsafe(HEADER + (n + add.length - drop) * 8);
-    let at = HEADER;
-    let from = 0;
-    if (drop === 0) {
-      at = current.copy(out, 0);
-    } else if (drop <= n) {
-      // The `drop` oldest ids of the window go; the newest of them becomes the floor.
-      current.copy(out, 0, HEADER + (drop - 1) * 8, HEADER + drop * 8);
-      at += current.copy(out, HEADER, HEADER + drop * 8);
-    } else {
-      // The whole window and some of the added ids go.
-      from = drop - n;
-      this.write(out, 0, add[from - 1]);
-    }
-    for (let k = from; k < add.length; k++, at += 8) this.write(out, at, add[k]);
-    return out;
   }
 
   private write(out: Buffer, at: number, index: number): void {
