@@ -216,12 +216,14 @@ export class LinkService {
   /** GET /api/links: the caller's links, newest first. */
   list(principal: Principal, query: URLSearchParams): Reply {
     const details: ErrorDetail[] = [];
+    // The list's cursors are this user's: another user's cursor does not decode here.
+    const kind = `links:${principal.userId}`;
     const limit = parseLimit(query.get('limit'));
     if (Number.isNaN(limit)) details.push({ path: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` });
     let after: string | null = null;
     const rawCursor = query.get('cursor');
     if (rawCursor !== null && rawCursor !== '') {
-      after = this.deps.cursors.decode(`links:${principal.userId}`, rawCursor, 1)?.[0] ?? null;
+      after = this.deps.cursors.decode(kind, rawCursor, 1)?.[0] ?? null;
       if (after === null) details.push({ path: 'cursor', message: 'is not a cursor issued by this server' });
     }
     if (details.length) throw invalidRequest(details);
@@ -234,7 +236,7 @@ export class LinkService {
       updated_at: r.updated_at,
       status: r.expires_ms !== null && r.expires_ms <= nowMs ? 'expired' : 'active',
     }));
-    const next = more ? this.deps.cursors.encode(`links:${principal.userId}`, [page[page.length - 1].id]) : null;
+    const next = more ? this.deps.cursors.encode(kind, [page[page.length - 1].id]) : null;
     return { status: 200, json: { items, next_cursor: next } };
   }
 }

@@ -17,7 +17,6 @@ export const createPostSchema = z.strictObject({
   reply_to: z.string().nullable().optional(),
 });
 
-
 export interface PageRequest {
   limit: number;
   /** Exclusive upper bound: items strictly older than this. */

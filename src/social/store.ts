@@ -60,6 +60,10 @@ export interface EventRow {
   created_at: string;
 }
 
+/** The columns a new post and a new event are inserted with, one row's placeholders for either. */
+const POST_INSERT = 'posts (id, author_id, text, media_ids, reply_to, created_at)';
+const EVENT_INSERT = 'events (type, actor_id, recipient_id, post_id, payload, created_at)';
+const ROW = '(?, ?, ?, ?, ?, ?)';
 /** Rows per statement of insertPlainPosts: 6 values each, well under SQLite's 32,766 variables. */
 const MULTI_ROW_INSERT = 32;
 /** The payload `event` writes for a post that replies to nothing. */
@@ -116,7 +120,7 @@ export class SocialStore {
     this.filing = this.consumer(AUTHOR_INDEX_CONSUMER);
     const q = (sql: string) => db.prepare(sql);
     this.s = {
-      insertPost: q('INSERT INTO posts (id, author_id, text, media_ids, reply_to, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      insertPost: q(`INSERT INTO ${POST_INSERT} VALUES ${ROW}`),
       livePost: q(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id = ? AND p.deleted_at IS NULL`),
       postAuthor: q('SELECT author_id, CAST(reply_to AS TEXT) AS reply_to, deleted_at FROM posts WHERE id = ?'),
       softDelete: q('UPDATE posts SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL'),
@@ -136,7 +140,7 @@ export class SocialStore {
       advanceConsumer: q(
         'INSERT INTO event_consumers (name, last_seq, updated_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at',
       ),
-      insertEvent: q('INSERT INTO events (type, actor_id, recipient_id, post_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      insertEvent: q(`INSERT INTO ${EVENT_INSERT} VALUES ${ROW}`),
       // The oldest `limit` events at or below the bound, up to the last of them made before the
       // cutoff. Events are numbered as they commit and dated as their request ran, a few
       // milliseconds apart at most, so this is the prefix older than the cutoff, give or take.
@@ -217,8 +221,7 @@ export class SocialStore {
     const key = `${table}:${rows}`;
     let statement = this.multiRowInserts.get(key);
     if (!statement) {
-      const columns = table === 'posts' ? 'posts (id, author_id, text, media_ids, reply_to, created_at)' : 'events (type, actor_id, recipient_id, post_id, payload, created_at)';
-      statement = this.db.prepare(`INSERT INTO ${columns} VALUES ${Array(rows).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`);
+      statement = this.db.prepare(`INSERT INTO ${table === 'posts' ? POST_INSERT : EVENT_INSERT} VALUES ${Array(rows).fill(ROW).join(', ')}`);
       this.multiRowInserts.set(key, statement);
     }
     return statement;
