@@ -17,6 +17,9 @@ export interface PostRow {
   reply_count: number;
 }
 
+/** A post_created event of the outbox: its sequence number, the post's author and id. */
+export type UnfannedPost = [seq: number, authorId: string, id: bigint];
+
 /** The API fields of a stored post; media ids are stored as a JSON array. */
 export function postFields(row: PostRow): Post {
   return {
@@ -174,11 +177,13 @@ export class SocialStore {
         `SELECT u.id, u.handle, u.created_at, u.followers_count, u.following_count, CAST(f.since_id AS TEXT) AS since
          FROM follows f JOIN users u ON u.id = f.followee_id WHERE f.follower_id = ? AND f.since_id < ? ORDER BY f.since_id DESC LIMIT ?`,
       ),
-      // Position and events in one statement, so both come from the same snapshot.
-      unfannedPosts: db
+      // Position and events in one statement, so both come from the same snapshot; the position's
+      // row comes back even when no event follows it.
+      unfannedPostsAfter: db
         .prepare(
-          `SELECT actor_id, CAST(post_id AS INTEGER) FROM events
-           WHERE seq > ${positionOf(FANOUT_CONSUMER)} AND type = 'post_created' ORDER BY 2 DESC`,
+          `WITH position (last_seq) AS (SELECT ${positionOf(FANOUT_CONSUMER)})
+           SELECT position.last_seq, e.seq, e.actor_id, CAST(e.post_id AS INTEGER) FROM position
+           LEFT JOIN events e ON e.seq > MAX(?, position.last_seq) AND e.type = 'post_created' ORDER BY e.seq`,
         )
         .raw()
         .safeIntegers(true),
@@ -354,18 +359,15 @@ export class SocialStore {
   }
 
   /**
-   * The posts the fan-out has not reached yet (post_created events after its position), by
-   * author, newest first: committed, answered 201, and in no home timeline yet.
+   * The fan-out's position, and the posts created after both it and event `seq` (post_created
+   * events: committed, answered 201, and maybe in no home timeline yet) in commit order, read in
+   * one snapshot.
    */
-  unfannedPosts(): Map<string, bigint[]> {
-    // Read newest first (the statement orders by id), so each author's list is too.
-    const byAuthor = new Map<string, bigint[]>();
-    for (const [author, id] of this.s.unfannedPosts.all() as Array<[string, bigint]>) {
-      const ids = byAuthor.get(author);
-      if (ids) ids.push(id);
-      else byAuthor.set(author, [id]);
-    }
-    return byAuthor;
+  unfannedPostsAfter(seq: number): { position: number; posts: UnfannedPost[] } {
+    const rows = this.s.unfannedPostsAfter.all(seq) as Array<[bigint, bigint | null, string | null, bigint | null]>;
+    const posts: UnfannedPost[] = [];
+    for (const [, eventSeq, authorId, id] of rows) if (eventSeq !== null) posts.push([Number(eventSeq), authorId!, id!]);
+    return { position: Number(rows[0][0]), posts };
   }
 
   /**

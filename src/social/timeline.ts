@@ -8,6 +8,7 @@ import type { HotStore } from '../store/lmdb';
 import { idsBelow, isWindow, mergeNewestFirst, windowFloor } from '../core/timeline-merge';
 import { homeTimelines, pulledAtReadTime, type HomeTimelineDb } from './home-timelines';
 import { postFields, type SocialStore, type TimelineRow } from './store';
+import { UnfannedPosts } from './unfanned-posts';
 import type { Page, PostWithCounts } from './service';
 
 /**
@@ -87,8 +88,11 @@ export class HomeTimelineReader {
   private readonly bodies = new Map<string, { items: Visible[]; cursor: string | null; body: Buffer }>();
   /** Each user's last query for their own posts (see ownIdsBetween), under the change token. */
   private readonly own = new Map<string, { after: bigint; before: bigint; limit: number; ids: bigint[] }>();
-  /** The posts the fan-out has not reached yet, by author, under the change token (see visible). */
-  private unfanned: Map<string, bigint[]> | null = null;
+  /** The posts the fan-out has not reached yet, by author (see visible). */
+  private readonly unfanned = new UnfannedPosts();
+  /** Whether `unfanned` was brought up to date under the current change token. */
+  private unfannedFresh = false;
+  private readonly readUnfanned = (seq: number) => this.store.unfannedPostsAfter(seq);
 
   read(userId: string, before: bigint, limit: number): Page<TimelineItem> {
     const page = this.visible(userId, before, limit);
@@ -145,7 +149,7 @@ export class HomeTimelineReader {
       this.followees.clear();
       this.bodies.clear();
       this.own.clear();
-      this.unfanned = null;
+      this.unfannedFresh = false;
     }
     const { byAuthor: followees, celebrities } = this.followeesOf(userId);
     // Posts committed but not yet fanned out are merged in from the outbox, so that nothing the
@@ -154,9 +158,11 @@ export class HomeTimelineReader {
     // being made is in neither. The window is read in an LMDB snapshot taken after this query: a
     // post no longer in the outbox tail had its window writes committed before the fan-out's
     // position moved past it. (Under the same change token the position has not moved since.)
-    let unfanned = this.unfanned;
-    if (unfanned === null) {
-      unfanned = this.unfanned = this.store.unfannedPosts();
+    // The tail is read incrementally: only the events committed since the last read.
+    const unfanned = this.unfanned;
+    if (!this.unfannedFresh) {
+      unfanned.refresh(this.readUnfanned);
+      this.unfannedFresh = true;
       this.db.resetReadTxn();
     }
 
@@ -176,7 +182,7 @@ export class HomeTimelineReader {
       while (out.length < want && upper > floor + 1n) {
         const fetch = want - out.length + OVERFETCH;
         const lists: bigint[][] = [idsBelow(window, upper, fetch), this.ownIdsBetween(userId, floor, upper, fetch)];
-        for (const [author, ids] of unfanned) if (followees.has(author)) lists.push(between(ids, floor, upper));
+        for (const author of unfanned.authors()) if (followees.has(author)) lists.push(unfanned.idsBetween(author, floor, upper));
         for (const c of celebrities) {
           const f = followees.get(c)!;
           lists.push(this.store.authorIdsBetween(c, f.since > floor ? f.since : floor, upper, fetch));
@@ -273,11 +279,6 @@ function partsOf(row: TimelineRow): PostParts {
     '{"id":' + JSON.stringify(item.id) + ',"text":' + JSON.stringify(item.text) + ',"author_id":' + JSON.stringify(item.author_id) +
     ',"media_ids":' + JSON.stringify(item.media_ids) + ',"reply_to":' + JSON.stringify(item.reply_to) + ',"created_at":' + JSON.stringify(item.created_at);
   return { item, head, tail: ',"author":' + JSON.stringify(item.author) + '}' };
-}
-
-/** The ids of a newest-first list in (after, before). */
-function between(ids: bigint[], after: bigint, before: bigint): bigint[] {
-  return ids.filter((id) => id > after && id < before);
 }
 
 function sameItems(a: Visible[], b: Visible[]): boolean {
