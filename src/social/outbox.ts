@@ -30,7 +30,7 @@ function fanoutCursor(db: Sqlite): OutboxCursor {
  * so a task that gathers more events makes each post cheaper. Under a light load tasks are small
  * and start at most every 25 ms; once a task carries `HEAVY_TASK_EVENTS` or more (about 20,000
  * posts a second at the short gap), the next waits 100 ms from its start. In the post benchmark
- * (256 connections) that gap served 7–22 % more posts a second than 25 ms, in eight interleaved
+ * (256 connections) that gap served 5–27 % more posts a second than 25 ms, in eight interleaved
  * pairs, and halved the fan-out's CPU per post; the longer lag costs readers nothing, since they
  * merge the posts not fanned out yet (timeline.ts). A post made while the fan-out is idle, or
  * after a small task, is dispatched as soon as the writer reports it durable and the short gap
