@@ -36,7 +36,7 @@ function fanoutCursor(db: Sqlite): OutboxCursor {
  * after a small task, is dispatched as soon as the writer reports it durable and the short gap
  * allows.
  */
-export function taskGapMs(lastTaskEvents: number): number {
+function taskGapMs(lastTaskEvents: number): number {
   return lastTaskEvents >= HEAVY_TASK_EVENTS ? HEAVY_GAP_MS : LIGHT_GAP_MS;
 }
 const LIGHT_GAP_MS = 25;
