@@ -86,8 +86,6 @@ export class HomeTimelineReader {
    * the change token moves, so the same entries (by identity) and cursor mean the same bytes.
    */
   private readonly bodies = new Map<string, { items: Visible[]; cursor: string | null; body: Buffer }>();
-  /** Each user's last query for their own posts (see ownIdsBetween), under the change token. */
-  private readonly own = new Map<string, { after: bigint; before: bigint; limit: number; ids: bigint[] }>();
   /** The posts the fan-out has not reached yet, by author (see visible). */
   private readonly unfanned = new UnfannedPosts();
   /** Whether `unfanned` was brought up to date under the current change token. */
@@ -148,7 +146,6 @@ export class HomeTimelineReader {
       this.counts.clear();
       this.followees.clear();
       this.bodies.clear();
-      this.own.clear();
       this.unfannedFresh = false;
     }
     const { byAuthor: followees, celebrities } = this.followeesOf(userId);
@@ -176,12 +173,13 @@ export class HomeTimelineReader {
 
     if (window) {
       const floor = windowFloor(window);
-      // Within the window: its ids plus the celebrities' posts, step by step until the page is full.
-      // One's own posts are read from SQLite too, so a post shows in its author's timeline as soon
+      // Within the window: its ids, the followed authors' posts not fanned out yet (one's own
+      // included: one follows oneself, see followeesOf) and the celebrities' posts, step by step
+      // until the page is full. So a post shows in its author's and followers' timelines as soon
       // as it was answered 201, not only once the fan-out has reached it (duplicates merge away).
       while (out.length < want && upper > floor + 1n) {
         const fetch = want - out.length + OVERFETCH;
-        const lists: bigint[][] = [idsBelow(window, upper, fetch), this.ownIdsBetween(userId, floor, upper, fetch)];
+        const lists: bigint[][] = [idsBelow(window, upper, fetch)];
         for (const author of unfanned.authors()) if (followees.has(author)) lists.push(unfanned.idsBetween(author, floor, upper));
         for (const c of celebrities) {
           const f = followees.get(c)!;
@@ -202,16 +200,6 @@ export class HomeTimelineReader {
     }
     const items = out.slice(0, limit);
     return { items, next: out.length > limit ? BigInt(items[items.length - 1].parts.item.id) : null };
-  }
-
-  /** A user's own post ids in (after, before), newest first; the last answer per user is kept. */
-  private ownIdsBetween(userId: string, after: bigint, before: bigint, limit: number): bigint[] {
-    const last = this.own.get(userId);
-    if (last && last.after === after && last.before === before && last.limit === limit) return last.ids;
-    const ids = this.store.authorIdsBetween(userId, after, before, limit);
-    if (this.own.size >= CACHE_MAX) this.own.clear();
-    this.own.set(userId, { after, before, limit, ids });
-    return ids;
   }
 
   private followeesOf(userId: string): Followees {
