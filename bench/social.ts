@@ -4,9 +4,11 @@
 //             second reference, the smallest durable group commit (bare-uws.ts groupcommit);
 //   timeline  home timeline reads of 50 items vs a bare uWS server answering a constant body of
 //             the same size;
-//   fanout    one post to 10,000 followers: time from the 201 until the last timeline has it.
+//   fanout    one post to 10,000 followers: time from the 201 until the last timeline has it;
+//   readwrite home timeline reads beside posts created as fast as they go (256 connections, by
+//             the authors the readers follow) vs the same reads alone on the same server.
 // Load is bounded: each autocannon run lasts `seconds` (default 4), servers listen on 127.0.0.1.
-//   node dist/bench/social.js [posts|timeline|fanout|all] [seconds=4] [connections] [rounds=3]
+//   node dist/bench/social.js [posts|timeline|fanout|readwrite|all] [seconds=4] [connections] [rounds=3]
 // (connections: 256 for posts, 32 for timeline reads unless given)
 // posts and timeline measure `rounds` rounds (baseline, perch, baseline each) and report every
 // round's ratio and their median: on two shared cores one round's ratio moves by ±10 %.
@@ -192,6 +194,80 @@ async function timelineBench(): Promise<Record<string, unknown>> {
   }
 }
 
+/**
+ * Timeline reads while posts keep coming: every commit moves the readers' change token, so each
+ * read after one asks SQLite again for what it shows, and the posts not fanned out yet are merged
+ * in from the outbox. The baseline is the same reads on the same server with no posts, measured
+ * before and after in each round.
+ */
+async function readWriteBench(): Promise<Record<string, unknown>> {
+  connections = connectionsArg ?? 32;
+  const postConnections = 256;
+  const { dir, db } = freshDataDir();
+  const authors = seedUsers(db, 'author', 10, true);
+  const readers = seedUsers(db, 'reader', 32, true);
+  const edges: Array<[string, string]> = [];
+  for (const r of readers) for (const a of authors) edges.push([r.userId, a.userId]);
+  seedFollows(db, edges);
+  db.close();
+  const server = await startServer({ dataDir: dir, threads: 1 });
+  try {
+    for (let n = 0; n < 100; n++) {
+      const r = await server.post('/api/posts', { key: authors[n % authors.length].key, json: { text: `timeline post number ${n}, with a sentence of text to hydrate.` } });
+      if (r.status !== 201) throw new Error(`seed post: ${r.status}`);
+    }
+    await waitFor(async () => (await server.get('/api/timeline?limit=50', { key: readers[readers.length - 1].key })).json.items.length === 50);
+    let reader = 0;
+    let author = 0;
+    const reads: LoadOptions = {
+      url: server.url + '/api/timeline?limit=50',
+      setupClient: (client) => client.setHeaders({ authorization: `Bearer ${readers[reader++ % readers.length].key}` }),
+    };
+    const body = JSON.stringify({ text: 'A benchmark post with a little text in it, about as long as a typical one. #perch' });
+    const posts = (duration: number) =>
+      autocannon({
+        url: server.url + '/api/posts',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        connections: postConnections,
+        pipelining: 1,
+        duration,
+        setupClient: (client) =>
+          client.setHeaders({ 'content-type': 'application/json', authorization: `Bearer ${authors[author++ % authors.length].key}` }),
+      });
+    await load({ ...reads, duration: 1 });
+    await Promise.all([load({ ...reads, duration: 1 }), posts(1)]);
+    const all: Array<{ alone: number[]; beside: LoadResultSummary; postsRps: number; postsNon2xx: number; ratio: number }> = [];
+    for (let r = 0; r < rounds; r++) {
+      const before = await load(reads);
+      const [beside, postLoad] = await Promise.all([load(reads), posts(seconds)]);
+      const after = await load(reads);
+      const alone = (before.rps + after.rps) / 2;
+      all.push({ alone: [before.rps, after.rps], beside, postsRps: postLoad.requests.average, postsNon2xx: postLoad.non2xx + postLoad.errors, ratio: beside.rps / alone });
+    }
+    const mid = medianBy(all, (r) => r.ratio);
+    return {
+      scenario: 'readwrite',
+      connections,
+      post_connections: postConnections,
+      rounds: all.length,
+      round_ratios: all.map((r) => Number(r.ratio.toFixed(3))),
+      reads_alone_rps: Math.round((mid.alone[0] + mid.alone[1]) / 2),
+      reads_alone_runs_rps: mid.alone.map(Math.round),
+      reads_beside_posts_rps: Math.round(mid.beside.rps),
+      ratio: Number(mid.ratio.toFixed(3)),
+      reads_beside_posts_p99_ms: mid.beside.p99,
+      posts_rps: Math.round(mid.postsRps),
+      round_posts_rps: all.map((r) => Math.round(r.postsRps)),
+      non2xx: all.reduce((n, r) => n + r.beside.non2xx + r.beside.errors + r.postsNon2xx, 0),
+    };
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function fanoutBench(): Promise<Record<string, unknown>> {
   const { dir, db } = freshDataDir();
   const [author] = seedUsers(db, 'star', 1, true);
@@ -252,7 +328,8 @@ async function main(): Promise<void> {
   if (scenario === 'posts' || scenario === 'all') runs.push(postsBench);
   if (scenario === 'timeline' || scenario === 'all') runs.push(timelineBench);
   if (scenario === 'fanout' || scenario === 'all') runs.push(fanoutBench);
-  if (runs.length === 0) throw new Error(`unknown scenario ${scenario}: posts, timeline, fanout or all`);
+  if (scenario === 'readwrite' || scenario === 'all') runs.push(readWriteBench);
+  if (runs.length === 0) throw new Error(`unknown scenario ${scenario}: posts, timeline, fanout, readwrite or all`);
   for (const run of runs) process.stdout.write(JSON.stringify(await run()) + '\n');
 }
 

@@ -11,6 +11,7 @@ export const SCENARIOS: Record<string, { script: string; args: string[]; about: 
   posts: { script: 'social.js', args: ['posts'], about: 'durable POST /api/posts vs a bare uWS 201' },
   timeline: { script: 'social.js', args: ['timeline'], about: 'GET /api/timeline (50 items) vs a bare uWS constant body' },
   fanout: { script: 'social.js', args: ['fanout'], about: 'one post to 10,000 followers: 201 → last timeline' },
+  readwrite: { script: 'social.js', args: ['readwrite'], about: 'GET /api/timeline beside a post load vs the same reads alone' },
   limiter: { script: 'limiter.js', args: [], about: 'shared limiter checks/s vs a bare LMDB read-modify-write' },
   mixed: { script: 'mixed.js', args: [], about: 'redirects with posts being created beside them vs redirects alone' },
 };
