@@ -20,7 +20,7 @@ import { migrate, openSqlite, type Sqlite } from '../src/store/sqlite';
 import { openHotStore } from '../src/store/lmdb';
 import { homeTimelines, windowCovers } from '../src/social/home-timelines';
 import { median, medianBy } from './median';
-import { seedAuthorsWithFollowers, seedFollows, seedUsers } from './seed';
+import { seedAuthorsWithFollowers, seedFollows, seedUsers, type Seeded } from './seed';
 import { autocannon, type LoadOptions } from './load';
 
 const scenario = process.argv[2] ?? 'all';
@@ -152,8 +152,11 @@ async function postsBench(): Promise<Record<string, unknown>> {
   }
 }
 
-async function timelineBench(): Promise<Record<string, unknown>> {
-  connections = connectionsArg ?? 32;
+/**
+ * A server whose 32 readers each follow the same 10 authors, who have made 100 posts; returns
+ * once the last reader's first page is full.
+ */
+async function timelineServer(): Promise<{ dir: string; server: TestServer; authors: Seeded[]; readers: Seeded[] }> {
   const { dir, db } = freshDataDir();
   const authors = seedUsers(db, 'author', 10, true);
   const readers = seedUsers(db, 'reader', 32, true);
@@ -162,13 +165,25 @@ async function timelineBench(): Promise<Record<string, unknown>> {
   seedFollows(db, edges);
   db.close();
   const server = await startServer({ dataDir: dir, threads: 1 });
-  let bare: { proc: ChildProcess; url: string } | undefined;
   try {
     for (let n = 0; n < 100; n++) {
       const r = await server.post('/api/posts', { key: authors[n % authors.length].key, json: { text: `timeline post number ${n}, with a sentence of text to hydrate.` } });
       if (r.status !== 201) throw new Error(`seed post: ${r.status}`);
     }
     await waitFor(async () => (await server.get('/api/timeline?limit=50', { key: readers[readers.length - 1].key })).json.items.length === 50);
+  } catch (err) {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return { dir, server, authors, readers };
+}
+
+async function timelineBench(): Promise<Record<string, unknown>> {
+  connections = connectionsArg ?? 32;
+  const { dir, server, readers } = await timelineServer();
+  let bare: { proc: ChildProcess; url: string } | undefined;
+  try {
     const sample = await server.get('/api/timeline?limit=50', { key: readers[0].key });
     const bytes = Buffer.byteLength(sample.text);
     bare = await startBare(['constant', String(bytes)]);
@@ -203,20 +218,8 @@ async function timelineBench(): Promise<Record<string, unknown>> {
 async function readWriteBench(): Promise<Record<string, unknown>> {
   connections = connectionsArg ?? 32;
   const postConnections = 256;
-  const { dir, db } = freshDataDir();
-  const authors = seedUsers(db, 'author', 10, true);
-  const readers = seedUsers(db, 'reader', 32, true);
-  const edges: Array<[string, string]> = [];
-  for (const r of readers) for (const a of authors) edges.push([r.userId, a.userId]);
-  seedFollows(db, edges);
-  db.close();
-  const server = await startServer({ dataDir: dir, threads: 1 });
+  const { dir, server, authors, readers } = await timelineServer();
   try {
-    for (let n = 0; n < 100; n++) {
-      const r = await server.post('/api/posts', { key: authors[n % authors.length].key, json: { text: `timeline post number ${n}, with a sentence of text to hydrate.` } });
-      if (r.status !== 201) throw new Error(`seed post: ${r.status}`);
-    }
-    await waitFor(async () => (await server.get('/api/timeline?limit=50', { key: readers[readers.length - 1].key })).json.items.length === 50);
     let reader = 0;
     let author = 0;
     const reads: LoadOptions = {
