@@ -167,12 +167,6 @@ function ascendingDistinct(indexes: number[]): number[] {
   return indexes.filter((v, k) => k === 0 || v !== indexes[k - 1]);
 }
 
-/** The fast path of fan-out: appends one id that is newer than every id present. */
-export function appendNewest(current: Buffer | undefined | null, id: bigint, cap: number): Buffer {
-  if (!current || current.length < HEADER) return encodeTimeline(id - 1n, [id]);
-  return addToTimeline(current, [id], cap);
-}
-
 /** A stored window's floor: every id meant for it above this is present. */
 export function windowFloor(buf: Buffer): bigint {
   return buf.readBigUInt64BE(0);
