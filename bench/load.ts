@@ -1,5 +1,5 @@
 // The load generator of every benchmark: autocannon, which ships no type declarations (this is
-// the part of its API the benchmarks use), and the redirect load that two of them run.
+// the part of its API the benchmarks use), and the post and redirect loads that several run.
 
 export interface LoadRequest {
   method: string;
@@ -33,6 +33,26 @@ export interface LoadResult {
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 export const autocannon = require('autocannon') as (opts: LoadOptions) => Promise<LoadResult>;
+
+/** The body of every post load: a post about as long as a typical one. */
+export const POST_BODY = JSON.stringify({ text: 'A benchmark post with a little text in it, about as long as a typical one. #perch' });
+
+/**
+ * POST /api/posts on the server at `url` with POST_BODY; the load's connections take the API
+ * `keys` in turn (one each, as they connect). Without keys, no Authorization header: the bare
+ * baselines take none.
+ */
+export function postLoad(url: string, keys: readonly string[] = []): LoadOptions {
+  const headers = { 'content-type': 'application/json' };
+  let i = 0;
+  return {
+    url: url + '/api/posts',
+    method: 'POST',
+    headers,
+    body: POST_BODY,
+    ...(keys.length > 0 ? { setupClient: (client) => client.setHeaders({ ...headers, authorization: `Bearer ${keys[i++ % keys.length]}` }) } : {}),
+  };
+}
 
 /** Links the redirect loads cycle through, and their connections. */
 export const REDIRECT_LINKS = 10_000;

@@ -13,10 +13,9 @@ import { startServer, tempDataDir } from '../test/helpers/server';
 import { migrate, openSqlite } from '../src/store/sqlite';
 import { median, medianBy } from './median';
 import { seedAuthorsWithFollowers, seedLinks } from './seed';
-import { REDIRECT_CONNECTIONS, REDIRECT_LINKS, autocannon, redirectLoad, type LoadResult } from './load';
+import { REDIRECT_CONNECTIONS, REDIRECT_LINKS, autocannon, postLoad, redirectLoad, type LoadResult } from './load';
 
 const POST_CONNECTIONS = 32;
-const POST_BODY = JSON.stringify({ text: 'A benchmark post with a little text in it, about as long as a typical one. #perch' });
 
 interface PostLoadSummary {
   rps: number;
@@ -28,16 +27,11 @@ interface PostLoadSummary {
 
 /** The post load, run in a process of its own so that it does not share a thread with the redirect load. */
 async function runPostLoad(url: string, rate: number, seconds: number, keys: string[]): Promise<void> {
-  let i = 0;
   const r = await autocannon({
-    url: url + '/api/posts',
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: POST_BODY,
+    ...postLoad(url, keys),
     duration: seconds,
     connections: POST_CONNECTIONS,
     ...(rate > 0 ? { overallRate: rate } : {}),
-    setupClient: (client) => client.setHeaders({ 'content-type': 'application/json', authorization: `Bearer ${keys[i++ % keys.length]}` }),
   });
   const summary: PostLoadSummary = {
     rps: r.requests.average,

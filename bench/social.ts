@@ -21,7 +21,7 @@ import { openHotStore } from '../src/store/lmdb';
 import { homeTimelines, windowCovers } from '../src/social/home-timelines';
 import { median, medianBy } from './median';
 import { seedAuthorsWithFollowers, seedFollows, seedUsers, type Seeded } from './seed';
-import { autocannon, type LoadOptions } from './load';
+import { autocannon, postLoad, type LoadOptions } from './load';
 
 const scenario = process.argv[2] ?? 'all';
 const seconds = Number(process.argv[3] ?? 4);
@@ -108,29 +108,16 @@ async function postsBench(): Promise<Record<string, unknown>> {
   const bare = await startBare(['json201']);
   const minimalDir = tempDataDir('perch-bench-groupcommit-');
   const minimal = await startBare(['groupcommit', minimalDir]);
-  const body = JSON.stringify({ text: 'A benchmark post with a little text in it, about as long as a typical one. #perch' });
-  const headers = { 'content-type': 'application/json' };
-  let i = 0;
-  const perchOpts = (url: string): LoadOptions => ({
-    url: url + '/api/posts',
-    method: 'POST',
-    headers,
-    body,
-    setupClient: (client) => {
-      client.setHeaders({ ...headers, authorization: `Bearer ${authors[i++ % authors.length].key}` });
-    },
-  });
   try {
-    const bareOpts: LoadOptions = { url: bare.url + '/api/posts', method: 'POST', headers, body };
-    const result = await compare(bareOpts, perchOpts(server.url));
+    const result = await compare(postLoad(bare.url), postLoad(server.url, authors.map((a) => a.key)));
     const posts = (await server.cli(['status', '--json'])).stdout;
     // The writer's group commits over the warm-up and every measured round together.
     const metrics = (await server.get('/metrics')).text;
     const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
     const commits = gauge('perch_group_commits');
     // The second reference, after the comparison proper: the smallest durable group commit.
-    await load({ url: minimal.url + '/api/posts', method: 'POST', headers, body, duration: 1 });
-    const minimalRun = await load({ url: minimal.url + '/api/posts', method: 'POST', headers, body });
+    await load({ ...postLoad(minimal.url), duration: 1 });
+    const minimalRun = await load(postLoad(minimal.url));
     return {
       scenario: 'posts',
       connections,
@@ -221,24 +208,12 @@ async function readWriteBench(): Promise<Record<string, unknown>> {
   const { dir, server, authors, readers } = await timelineServer();
   try {
     let reader = 0;
-    let author = 0;
     const reads: LoadOptions = {
       url: server.url + '/api/timeline?limit=50',
       setupClient: (client) => client.setHeaders({ authorization: `Bearer ${readers[reader++ % readers.length].key}` }),
     };
-    const body = JSON.stringify({ text: 'A benchmark post with a little text in it, about as long as a typical one. #perch' });
-    const posts = (duration: number) =>
-      autocannon({
-        url: server.url + '/api/posts',
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body,
-        connections: postConnections,
-        pipelining: 1,
-        duration,
-        setupClient: (client) =>
-          client.setHeaders({ 'content-type': 'application/json', authorization: `Bearer ${authors[author++ % authors.length].key}` }),
-      });
+    const postsByAuthors = postLoad(server.url, authors.map((a) => a.key));
+    const posts = (duration: number) => autocannon({ ...postsByAuthors, connections: postConnections, pipelining: 1, duration });
     await load({ ...reads, duration: 1 });
     await Promise.all([load({ ...reads, duration: 1 }), posts(1)]);
     const all: Array<{ alone: number[]; beside: LoadResultSummary; postsRps: number; postsFailed: number; ratio: number }> = [];
