@@ -88,8 +88,6 @@ export class HomeTimelineReader {
   private readonly bodies = new Map<string, { items: Visible[]; cursor: string | null; body: Buffer }>();
   /** The posts the fan-out has not reached yet, by author (see visible). */
   private readonly unfanned = new UnfannedPosts();
-  /** Whether `unfanned` was brought up to date under the current change token. */
-  private unfannedFresh = false;
   private readonly readUnfanned = (seq: number) => this.store.unfannedPostsAfter(seq);
 
   read(userId: string, before: bigint, limit: number): Page<TimelineItem> {
@@ -142,26 +140,23 @@ export class HomeTimelineReader {
   private visible(userId: string, before: bigint, limit: number): Page<Visible> {
     const token = this.store.changeToken();
     if (token !== this.epoch) {
-      this.epoch = token;
       this.counts.clear();
       this.followees.clear();
       this.bodies.clear();
-      this.unfannedFresh = false;
-    }
-    const { byAuthor: followees, celebrities } = this.followeesOf(userId);
-    // Posts committed but not yet fanned out are merged in from the outbox, so that nothing the
-    // durable store already shows goes missing from the window meanwhile: a user's first window
-    // starts at the newest post committed when it is made, and a post committed while it was
-    // being made is in neither. The window is read in an LMDB snapshot taken after this query: a
-    // post no longer in the outbox tail had its window writes committed before the fan-out's
-    // position moved past it. (Under the same change token the position has not moved since.)
-    // The tail is read incrementally: only the events committed since the last read.
-    const unfanned = this.unfanned;
-    if (!this.unfannedFresh) {
-      unfanned.refresh(this.readUnfanned);
-      this.unfannedFresh = true;
+      // Posts committed but not yet fanned out are merged in from the outbox, so that nothing the
+      // durable store already shows goes missing from the window meanwhile: a user's first window
+      // starts at the newest post committed when it is made, and a post committed while it was
+      // being made is in neither. The window is read in an LMDB snapshot taken after this query: a
+      // post no longer in the outbox tail had its window writes committed before the fan-out's
+      // position moved past it. (Under the same change token the position has not moved since.)
+      // The tail is read incrementally: only the events committed since the last read.
+      this.unfanned.refresh(this.readUnfanned);
       this.db.resetReadTxn();
+      // Last, so that a read that failed above is tried again by the next call.
+      this.epoch = token;
     }
+    const unfanned = this.unfanned;
+    const { byAuthor: followees, celebrities } = this.followeesOf(userId);
 
     const want = limit + 1;
     const out: Visible[] = [];

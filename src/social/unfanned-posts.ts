@@ -25,7 +25,7 @@ export class UnfannedPosts {
 
   /**
    * Brings the tail up to date: `readAfter(seq)` answers the fan-out's position and the posts
-   * created after both `seq` and that position (SocialStore.unfannedPostsAfter).
+   * created after both `seq` and that position, in commit order (SocialStore.unfannedPostsAfter).
    */
   refresh(readAfter: (seq: number) => { position: number; posts: UnfannedPost[] }): void {
     const { position, posts } = readAfter(this.read);
@@ -35,7 +35,6 @@ export class UnfannedPosts {
     }
     if (position > this.read) this.read = position;
     for (const [seq, authorId, id] of posts) {
-      if (seq <= this.read) continue;
       this.read = seq;
       const tail = this.byAuthor.get(authorId);
       if (!tail) {
@@ -65,13 +64,6 @@ export class UnfannedPosts {
     }
     if (!tail.ascending) out.sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
     return out;
-  }
-
-  /** Posts held, over all authors. */
-  get size(): number {
-    let n = 0;
-    for (const tail of this.byAuthor.values()) n += tail.ids.length;
-    return n;
   }
 
   private dropUpTo(position: number): void {

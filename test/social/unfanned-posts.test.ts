@@ -26,6 +26,13 @@ class FakeOutbox {
   }
 }
 
+/** Posts held, over all authors. */
+function heldCount(tail: UnfannedPosts): number {
+  let n = 0;
+  for (const ids of held(tail).values()) n += ids.length;
+  return n;
+}
+
 function held(tail: UnfannedPosts, after = 0n, before = 1n << 63n): Map<string, bigint[]> {
   const out = new Map<string, bigint[]>();
   for (const author of tail.authors()) {
@@ -41,7 +48,7 @@ t.test('reads only the new events, and drops what the fan-out passed', async (t)
   outbox.events.push([1, 'a', 100n], [2, 'b', 101n], [3, 'a', 102n]);
   tail.refresh(outbox.readAfter);
   t.same(held(tail), new Map([['a', [102n, 100n]], ['b', [101n]]]));
-  t.equal(tail.size, 3);
+  t.equal(heldCount(tail), 3);
 
   outbox.events.push([5, 'b', 103n]); // event 4 was a like: not a post
   outbox.position = 2;
@@ -52,7 +59,7 @@ t.test('reads only the new events, and drops what the fan-out passed', async (t)
   outbox.position = 9; // the fan-out passed everything, and events 6 to 9 were no posts
   tail.refresh(outbox.readAfter);
   t.same(held(tail), new Map(), 'an author with nothing left is dropped');
-  t.equal(tail.size, 0);
+  t.equal(heldCount(tail), 0);
   outbox.events.push([10, 'c', 104n]);
   tail.refresh(outbox.readAfter);
   t.same(outbox.reads.at(-1), 9, 'reads resume after the position');
