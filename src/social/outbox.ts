@@ -26,16 +26,15 @@ function fanoutCursor(db: Sqlite): OutboxCursor {
 
 /**
  * How long after a task's start the next may start, while events keep coming. A task's cost is
- * mostly one rewrite per home timeline it touches, whatever the number of new ids it adds there,
- * so a task that gathers more posts makes each post cheaper. Under a light load tasks are small
- * and start at most every 25 ms; once a task has fanned out `HEAVY_TASK_POSTS` or more (about
- * 20,000 posts a second at the short gap), the next waits 100 ms from its start. Posts, not
- * events: a load of likes touches no timeline, and gains nothing from waiting. In the post benchmark
- * (256 connections) that gap served 5–27 % more posts a second than 25 ms, in eight interleaved
- * pairs, and halved the fan-out's CPU per post; the longer lag costs readers nothing, since they
- * merge the posts not fanned out yet (timeline.ts). A post made while the fan-out is idle, or
- * after a small task, is dispatched as soon as the writer reports it durable and the short gap
- * allows.
+ * mostly one rewrite per home timeline it touches, whatever the number of new ids it adds there, so
+ * a task that gathers more posts makes each post cheaper. Under a light load tasks are small and
+ * start at most every 25 ms; once a task has fanned out `HEAVY_TASK_POSTS` or more (about 20,000
+ * posts a second at the short gap), the next waits 100 ms from its start. Posts, not events: a load
+ * of likes touches no timeline, and gains nothing from waiting. In the post benchmark (256
+ * connections) that gap served 5–27 % more posts a second than 25 ms, in eight interleaved pairs,
+ * and halved the fan-out's CPU per post; the longer lag costs readers nothing, since they merge the
+ * posts not fanned out yet (timeline.ts). A post made while the fan-out is idle, or after a small
+ * task, is dispatched as soon as the writer reports it durable and the short gap allows.
  */
 function taskGapMs(lastTaskPosts: number): number {
   return lastTaskPosts >= HEAVY_TASK_POSTS ? HEAVY_GAP_MS : LIGHT_GAP_MS;
