@@ -10,7 +10,8 @@
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { startServer, tempDataDir } from '../test/helpers/server';
-import { migrate, openSqlite } from '../src/store/sqlite';
+import { openSqlite } from '../src/store/sqlite';
+import { migrateAll } from '../src/capabilities';
 import { median, medianBy } from './median';
 import { seedAuthorsWithFollowers, seedLinks } from './seed';
 import { REDIRECT_CONNECTIONS, REDIRECT_LINKS, autocannon, postLoad, redirectLoad, type LoadResult } from './load';
@@ -74,7 +75,7 @@ async function main(): Promise<void> {
   if (!(rate >= 0) || !(seconds > 0) || !(rounds >= 1)) throw new Error('usage: mixed.js [posts-per-second|max] [seconds] [rounds]');
   const dataDir = tempDataDir('perch-bench-mixed-');
   const db = openSqlite(dataDir);
-  migrate(db);
+  migrateAll(db);
   const codes = seedLinks(db, REDIRECT_LINKS);
   const authors = seedAuthorsWithFollowers(db, 50, 10);
   db.close();

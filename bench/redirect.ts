@@ -7,7 +7,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { startServer, tempDataDir, type TestServer } from '../test/helpers/server';
-import { migrate, openSqlite } from '../src/store/sqlite';
+import { openSqlite } from '../src/store/sqlite';
+import { migrateAll } from '../src/capabilities';
 import { loadNativeUws } from '../src/http/uws';
 import { median } from './median';
 import { seedLinks } from './seed';
@@ -40,7 +41,7 @@ function startBaseline(): Promise<{ proc: ChildProcess; url: string }> {
 /** 10,000 links of one user, written straight into SQLite before the server starts. */
 function seed(dataDir: string): string[] {
   const db = openSqlite(dataDir);
-  migrate(db);
+  migrateAll(db);
   const codes = seedLinks(db, REDIRECT_LINKS);
   db.close();
   return codes;

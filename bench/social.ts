@@ -16,7 +16,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startServer, tempDataDir, type TestServer } from '../test/helpers/server';
-import { migrate, openSqlite, type Sqlite } from '../src/store/sqlite';
+import { openSqlite, type Sqlite } from '../src/store/sqlite';
+import { migrateAll } from '../src/capabilities';
 import { openHotStore } from '../src/store/lmdb';
 import { homeTimelines, windowCovers } from '../src/social/home-timelines';
 import { median, medianBy } from './median';
@@ -38,7 +39,7 @@ const rounds = Number(process.argv[5] ?? 3);
 function freshDataDir(): { dir: string; db: Sqlite } {
   const dir = tempDataDir('perch-bench-social-');
   const db = openSqlite(dir);
-  migrate(db);
+  migrateAll(db);
   return { dir, db };
 }
 

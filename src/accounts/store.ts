@@ -37,6 +37,8 @@ export class AccountStore {
   private readonly keyRows;
   private readonly keyRowsOfUser;
   private readonly revoke;
+  private readonly countUsers;
+  private readonly countKeys;
 
   constructor(private readonly db: Sqlite) {
     this.byId = db.prepare(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?`);
@@ -48,6 +50,13 @@ export class AccountStore {
     this.keyRows = db.prepare(`${keySelect} ORDER BY k.created_at, k.id`);
     this.keyRowsOfUser = db.prepare(`${keySelect} WHERE u.handle_lower = ? ORDER BY k.created_at, k.id`);
     this.revoke = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
+    this.countUsers = db.prepare('SELECT COUNT(*) FROM users').pluck();
+    this.countKeys = db.prepare('SELECT COUNT(*) FROM api_keys').pluck();
+  }
+
+  /** Users and API keys (revoked ones included), for `perch status`. */
+  counts(): { users: number; api_keys: number } {
+    return { users: this.countUsers.get() as number, api_keys: this.countKeys.get() as number };
   }
 
   userById(id: string): User | undefined {

@@ -2,7 +2,8 @@
 import { AccountStore } from '../accounts/store';
 import { clearFlag, isActive, openFlagMirror } from '../links/anomaly';
 import { LinkStore } from '../links/store';
-import { migrate, openSqlite } from '../store/sqlite';
+import { openSqlite } from '../store/sqlite';
+import { migrateAll } from '../capabilities';
 import { openHotStore } from '../store/lmdb';
 import { commandConfig, existingDataDirOf, printJson, userNamed, type CommonOptions } from './common';
 
@@ -15,7 +16,7 @@ function open(opts: CommonOptions) {
   commandConfig(opts);
   const dir = existingDataDirOf(opts);
   const db = openSqlite(dir);
-  migrate(db);
+  migrateAll(db);
   const hot = openHotStore(dir);
   return { db, hot, store: new LinkStore(db), accounts: new AccountStore(db) };
 }

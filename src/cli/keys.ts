@@ -3,7 +3,8 @@ import { hashApiKey, newApiKey, newKeyId } from '../core/api-key';
 import { isValidHandle } from '../core/handle';
 import { AccountStore } from '../accounts/store';
 import { announceKeyRevocation } from '../accounts/key-cache';
-import { migrate, openSqlite } from '../store/sqlite';
+import { openSqlite } from '../store/sqlite';
+import { migrateAll } from '../capabilities';
 import { openHotStore } from '../store/lmdb';
 import { leaseNodeId } from '../store/node-lease';
 import { UsageError, commandConfig, dataDirOf, existingDataDirOf, printJson, userNamed, type CommonOptions } from './common';
@@ -18,7 +19,7 @@ interface KeygenOptions extends CommonOptions {
 function openAccounts(opts: CommonOptions, create = false) {
   commandConfig(opts);
   const db = openSqlite(create ? dataDirOf(opts) : existingDataDirOf(opts));
-  migrate(db);
+  migrateAll(db);
   return { db, accounts: new AccountStore(db) };
 }
 

@@ -1,11 +1,12 @@
 // perch status: what the stores hold and how far background work lags, read straight from the
-// data directory (works whether or not the server is running).
-import { migrate, openSqlite, currentSchemaVersion } from '../store/sqlite';
+// data directory (works whether or not the server is running). Each capability reports its own
+// section (capability.ts, status).
+import { openSqlite } from '../store/sqlite';
+import { currentSchemaVersion } from '../store/migration';
 import { openHotStore } from '../store/lmdb';
 import { liveLeases } from '../store/node-lease';
-import { CodePool } from '../links/code-pool';
-import { clickQueueState, openClickQueue } from '../links/clicks';
-import { socialStatus } from '../social/outbox';
+import { CAPABILITIES, migrateAll } from '../capabilities';
+import type { StatusSection } from '../capability';
 import { commandConfig, existingDataDirOf, printJson, type CommonOptions } from './common';
 
 interface StatusOptions extends CommonOptions {
@@ -13,35 +14,37 @@ interface StatusOptions extends CommonOptions {
 }
 
 export async function statusCommand(opts: StatusOptions): Promise<void> {
-  commandConfig(opts);
+  const config = commandConfig(opts);
   const dir = existingDataDirOf(opts);
   const db = openSqlite(dir);
-  migrate(db);
+  migrateAll(db);
   const hot = openHotStore(dir);
   try {
-    const count = (table: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
-    const { depth, lagSeconds } = clickQueueState(openClickQueue(hot));
-    const queue = { depth, lag_seconds: lagSeconds };
+    const sections: Record<string, StatusSection> = {};
+    for (const c of CAPABILITIES) if (c.status) sections[c.name] = c.status({ config, sqlite: db, hot });
     const status = {
       data_dir: dir,
       schema_version: currentSchemaVersion(db),
-      counts: { users: count('users'), api_keys: count('api_keys'), links: count('links') },
-      code_pool_size: new CodePool(hot).size(),
-      click_queue: queue,
-      social: socialStatus(db),
+      ...sections,
       node_leases: liveLeases(hot).map((l) => ({ node_id: l.nodeId, pid: l.pid, thread: l.threadId, expires_at: new Date(l.expiresAt).toISOString() })),
     };
     if (opts.json) {
       printJson(status);
       return;
     }
-    process.stdout.write(`data dir        ${status.data_dir}\n`);
-    process.stdout.write(`schema version  ${status.schema_version}\n`);
-    for (const [k, v] of Object.entries(status.counts)) process.stdout.write(`${k.padEnd(16)}${v}\n`);
-    process.stdout.write(`code pool       ${status.code_pool_size}\n`);
-    process.stdout.write(`click queue     ${status.click_queue.depth} batches, lag ${status.click_queue.lag_seconds.toFixed(1)} s\n`);
-    for (const [k, v] of Object.entries(status.social)) process.stdout.write(`${k.padEnd(20)}${v}\n`);
-    process.stdout.write(`node leases     ${status.node_leases.map((l) => `${l.node_id} (pid ${l.pid})`).join(', ') || 'none'}\n`);
+    const line = (label: string, value: unknown) => process.stdout.write(`${label.padEnd(28)}${String(value)}\n`);
+    line('data dir', status.data_dir);
+    line('schema version', status.schema_version);
+    for (const [name, section] of Object.entries(sections)) {
+      for (const [key, value] of Object.entries(section)) {
+        if (value !== null && typeof value === 'object') {
+          line(`${name} ${key}`, Object.entries(value).map(([k, v]) => `${k} ${v}`).join(', '));
+        } else {
+          line(`${name} ${key}`, value);
+        }
+      }
+    }
+    line('node leases', status.node_leases.map((l) => `${l.node_id} (pid ${l.pid})`).join(', ') || 'none');
   } finally {
     db.close();
     await hot.close();

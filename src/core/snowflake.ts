@@ -10,6 +10,8 @@ export const NODE_BITS = 10;
 export const SEQUENCE_BITS = 12;
 export const MAX_NODE_ID = (1 << NODE_BITS) - 1;
 export const MAX_SEQUENCE = (1 << SEQUENCE_BITS) - 1;
+/** The largest 63-bit value, above every id minted: the position before a list's first page. */
+export const TOP = (1n << 63n) - 1n;
 const MAX_TIMESTAMP = 2 ** 41 - 1;
 
 export function composeId(timestampMs: number, nodeId: number, sequence: number): bigint {

@@ -23,8 +23,8 @@ interface Series {
 /**
  * Request counts and durations, kept as plain numbers per series and shown to prom-client as two
  * metrics (a counter and a histogram) in its own JSON form. prom-client's children hash their
- * labels again on every observation, which cost ~0.6 us per request, a few per cent of a post's
- * time on the HTTP thread; here a request costs a Map lookup and three additions.
+ * labels again on every observation, a measurable part of a post's time on the HTTP thread; here
+ * a request costs a Map lookup and three additions.
  */
 class RequestMetrics {
   private readonly series = new Map<string, Series>();

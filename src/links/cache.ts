@@ -3,10 +3,10 @@
 // (one read, shared by every thread and process), over SQLite on a miss. Every entry carries the
 // moment it was read from SQLite, and no level serves an entry older than the TTL, so even an
 // invalidation that never arrives (another process) cannot keep an old target alive past one TTL.
-// Edits and deletions drop the entry from LMDB and, through a BroadcastChannel, from the memory
-// of every HTTP thread of the process; the editing request waits for their acknowledgements.
-import { BroadcastChannel, threadId } from 'node:worker_threads';
+// Edits and deletions drop the entry from LMDB and, through the publish/subscribe port, from the
+// memory of every HTTP thread of the process; the editing request waits for their acknowledgements.
 import { errorFields, log } from '../log';
+import { topic, type PubSub } from '../pubsub/port';
 import type { HotStore, LmdbDb } from '../store/lmdb';
 import type { LinkStore } from './store';
 
@@ -85,73 +85,22 @@ export class RedirectCache {
   }
 }
 
-interface InvalidateMessage {
-  t: 'inv';
-  code: string;
-  id: string;
-}
-interface AckMessage {
-  t: 'ack';
-  id: string;
-}
+/** A code whose entry every HTTP thread must drop from its memory. */
+export const REDIRECT_INVALIDATION = topic<{ code: string }>('links.redirect-cache');
 
 /** Invalidation of the memory level across the HTTP threads of this process, acknowledged. */
 export class CacheInvalidation {
-  private readonly channel: BroadcastChannel;
-  private readonly pending = new Map<string, { waiting: number; done: () => void }>();
-  private counter = 0;
-
   constructor(
     private readonly cache: RedirectCache,
-    /** HTTP threads of this process besides this one. */
-    private readonly peers: number,
-    private readonly ackTimeoutMs = 500,
+    private readonly pubsub: PubSub,
   ) {
-    this.channel = new BroadcastChannel('perch.links.redirect-cache');
-    this.channel.onmessage = (ev) => this.onMessage((ev as MessageEvent).data as InvalidateMessage | AckMessage);
-    (this.channel as unknown as { unref(): void }).unref();
+    pubsub.subscribe(REDIRECT_INVALIDATION, (m) => cache.forget(m.code));
   }
 
   /** Drops `code` from LMDB and every thread's memory; resolves once every peer acknowledged. */
-  invalidate(code: string): Promise<void> {
+  async invalidate(code: string): Promise<void> {
     this.cache.dropShared(code);
     this.cache.forget(code);
-    if (this.peers === 0) return Promise.resolve();
-    const id = `${process.pid}:${threadId}:${++this.counter}`;
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        if (this.pending.delete(id)) {
-          log.warn('redirect cache invalidation not acknowledged by every thread', { code });
-          resolve();
-        }
-      }, this.ackTimeoutMs);
-      this.pending.set(id, {
-        waiting: this.peers,
-        done: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      });
-      this.channel.postMessage({ t: 'inv', code, id } satisfies InvalidateMessage);
-    });
-  }
-
-  private onMessage(m: InvalidateMessage | AckMessage): void {
-    if (m.t === 'inv') {
-      this.cache.forget(m.code);
-      this.channel.postMessage({ t: 'ack', id: m.id } satisfies AckMessage);
-      return;
-    }
-    const p = this.pending.get(m.id);
-    if (p && --p.waiting === 0) {
-      this.pending.delete(m.id);
-      p.done();
-    }
-  }
-
-  close(): void {
-    this.channel.close();
-    for (const p of this.pending.values()) p.done();
-    this.pending.clear();
+    await this.pubsub.publishAndWait(REDIRECT_INVALIDATION, { code });
   }
 }

@@ -81,9 +81,9 @@ export function clickQueueState(db: LmdbDb<ClickBatch, ClickKey>, nowMs = Date.n
 
 /**
  * Links per drain transaction, at most. The drain holds SQLite's write lock for its whole
- * transaction, and post creation's group commits wait for it: a batch over 10,000 distinct links
- * held it for 70–180 ms as one transaction; with parts of 250 links (and DRAIN_PART_PAUSE_MS) the
- * writer waited 16 ms at most, in the mixed benchmark.
+ * transaction, and post creation's group commits wait for it: a batch over thousands of distinct
+ * links held it for a long time as one transaction, and parts of this size (with
+ * DRAIN_PART_PAUSE_MS between them) keep the writer's waits short (bench/HISTORY.md).
  */
 export const DRAIN_PART_LINKS = 250;
 /**

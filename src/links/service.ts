@@ -1,23 +1,25 @@
-// The short-link capability of one HTTP thread: creation, details, edits, deletion and listing.
-// The redirect itself lives in redirect.ts and only shares the cache and the click queue.
+// The short-link capability of one HTTP thread: creation, details, edits, deletion and listing,
+// independent of HTTP: methods take checked input and return domain objects, and routes.ts turns
+// them into replies. The redirect itself lives in redirect.ts and only shares the cache and the
+// click queue.
 import type { Config } from '../config';
 import type { Principal } from '../accounts/store';
 import { dailySeries, MINUTE_MS } from '../core/clicks';
 import { checkTargetUrl } from '../core/link-url';
-import type { CursorCodec } from '../core/cursor';
-import { MAX_LIMIT, parseLimit } from '../core/page-limit';
 import { invalidField, invalidRequest, notFound, unavailable, type ErrorDetail } from '../http/errors';
-import { parseWith, type Reply } from '../http/router';
+import { pageOf, type Page, type PageRequest } from '../http/paging';
+import type { PubSub } from '../pubsub/port';
 import type { RateLimits } from '../ratelimit/policies';
 import type { Sqlite } from '../store/sqlite';
-import type { WriterClient } from '../social/group-commit';
 import type { HotStore, LmdbDb } from '../store/lmdb';
+import type { Writes } from '../writer/operations';
 import { openFlagMirror } from './anomaly';
 import { CacheInvalidation, RedirectCache } from './cache';
 import { ClickQueue } from './clicks';
 import { CodePool } from './code-pool';
-import { isoTimestamp, patchBody, shortenBody } from './schema';
+import { isoTimestamp, type PatchBody, type ShortenBody } from './schema';
 import { LinkStore, type LinkRow } from './store';
+import type { LinkWrites } from './writes';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -30,9 +32,39 @@ export interface LinkDeps {
   /** Leased node id of this thread: makes click-queue keys unique across threads. */
   nodeId: number;
   /** Links are created, edited and deleted by the writer (links/writes.ts). */
-  writes: WriterClient;
-  /** Issues and checks the cursors of GET /api/links. */
-  cursors: CursorCodec;
+  writes: Writes<LinkWrites>;
+  /** Reaches the other HTTP threads, whose redirect caches an edit must empty. */
+  pubsub: PubSub;
+}
+
+/** A link as creation answers it. */
+export interface LinkSummary {
+  short_code: string;
+  short_url: string;
+  url: string;
+  created_at: string;
+  expires_at: string | null;
+}
+
+export interface LinkListItem extends LinkSummary {
+  updated_at: string;
+  status: 'active' | 'expired';
+}
+
+export interface LinkDetails extends LinkListItem {
+  clicks: {
+    total: number;
+    last_24h: number;
+    daily: Array<{ date: string; count: number }>;
+    referrers: Array<{ referrer: string; count: number }>;
+    bots: number;
+  };
+}
+
+/** A created link, and the creator's rate-limit headers after the creation. */
+export interface Created {
+  link: LinkSummary;
+  limitHeaders: Record<string, string>;
 }
 
 export class LinkService {
@@ -49,14 +81,13 @@ export class LinkService {
     this.store = new LinkStore(sqlite);
     this.pool = new CodePool(hot, config.links.code_length);
     this.cache = new RedirectCache(hot, this.store, config.links.cache_ttl_seconds * 1000);
-    this.invalidation = new CacheInvalidation(this.cache, config.server.threads - 1);
+    this.invalidation = new CacheInvalidation(this.cache, deps.pubsub);
     this.clicks = new ClickQueue(hot, deps.nodeId);
     this.flags = openFlagMirror(hot);
     this.origin = config.server.public_origin.replace(/\/+$/, '');
   }
 
   close(): void {
-    this.invalidation.close();
     // Clicks of the current event-loop turn; the store's close waits for the write.
     this.clicks.flush();
   }
@@ -90,7 +121,7 @@ export class LinkService {
     return out;
   }
 
-  private present(row: LinkRow) {
+  private summary(row: LinkRow): LinkSummary {
     return {
       short_code: row.code,
       short_url: this.shortUrl(row.code),
@@ -100,20 +131,31 @@ export class LinkService {
     };
   }
 
-  /** POST /api/shorten. */
-  async shorten(principal: Principal, input: unknown): Promise<Reply> {
-    const nowMs = Date.now();
-    const { limits } = this.deps;
-    // A flagged account is throttled before its numeric limits are even consulted.
+  private listItem(row: LinkRow, nowMs: number): LinkListItem {
+    return {
+      ...this.summary(row),
+      updated_at: row.updated_at,
+      status: row.expires_ms !== null && row.expires_ms <= nowMs ? 'expired' : 'active',
+    };
+  }
+
+  /**
+   * Throws the 429 of an account the anomaly detector flagged: such an account is throttled
+   * before its request is even read, and before its numeric limits are consulted.
+   */
+  refuseIfFlagged(principal: Principal, nowMs = Date.now()): void {
     const flaggedUntil = this.flags.get(principal.userId);
     if (flaggedUntil !== undefined && flaggedUntil > nowMs) {
-      limits.throttled(principal.keyId, (flaggedUntil - nowMs) / 1000, 'This account is creating links unusually fast and is throttled for a while.', nowMs);
+      this.deps.limits.throttled(principal.keyId, (flaggedUntil - nowMs) / 1000, 'This account is creating links unusually fast and is throttled for a while.', nowMs);
     }
-    // Bad input is rejected before any token is taken. Error answers of this route show the
-    // limiter state as it stands (the route's errorHeaders), so they need nothing added here.
-    const body = parseWith(shortenBody, input);
+  }
+
+  /** Creates a link; bad input is rejected before any of the caller's limits is taken. */
+  async shorten(principal: Principal, body: ShortenBody): Promise<Created> {
+    const nowMs = Date.now();
+    const { limits } = this.deps;
     const fields = this.checkFields(body.url, body.expires_at, nowMs);
-    const headers = limits.enforceShorten(principal.keyId, nowMs);
+    const limitHeaders = limits.enforceShorten(principal.keyId, nowMs);
     let row: LinkRow;
     try {
       const code = await this.drawCode();
@@ -135,8 +177,7 @@ export class LinkService {
       limits.refundShorten(principal.keyId);
       throw err;
     }
-    headers['Location'] = '/api/links/' + row.code;
-    return { status: 201, json: this.present(row), headers };
+    return { link: this.summary(row), limitHeaders };
   }
 
   /** A code from the pool, waiting up to links.pool_wait_ms for a refill when it is empty. */
@@ -156,11 +197,16 @@ export class LinkService {
     return row;
   }
 
-  details(principal: Principal, code: string): Reply {
-    return { status: 200, json: this.detailsOf(this.owned(principal, code)) };
+  /** 404 unless the principal may manage the link (it exists, and is theirs or they are admin). */
+  checkManageable(principal: Principal, code: string): void {
+    this.owned(principal, code);
   }
 
-  private detailsOf(row: LinkRow, nowMs = Date.now()) {
+  details(principal: Principal, code: string): LinkDetails {
+    return this.detailsOf(this.owned(principal, code));
+  }
+
+  private detailsOf(row: LinkRow, nowMs = Date.now()): LinkDetails {
     const byDay = new Map<string, number>();
     let total = 0;
     let bots = 0;
@@ -171,13 +217,7 @@ export class LinkService {
     }
     const minuteNow = Math.floor(nowMs / MINUTE_MS);
     return {
-      short_code: row.code,
-      short_url: this.shortUrl(row.code),
-      url: row.url,
-      created_at: row.created_at,
-      updated_at: row.updated_at,
-      expires_at: row.expires_at,
-      status: row.expires_ms !== null && row.expires_ms <= nowMs ? 'expired' : 'active',
+      ...this.listItem(row, nowMs),
       clicks: {
         total,
         last_24h: this.store.clicksSinceMinute(row.code, minuteNow - 24 * 60),
@@ -188,11 +228,10 @@ export class LinkService {
     };
   }
 
-  /** PATCH /api/links/{code}: same rules as creation; redirects see the change at once. */
-  async patch(principal: Principal, code: string, input: unknown): Promise<Reply> {
+  /** Edits a link (same rules as creation); redirects see the change at once. */
+  async patch(principal: Principal, code: string, body: PatchBody): Promise<LinkDetails> {
     const nowMs = Date.now();
     const row = this.owned(principal, code);
-    const body = parseWith(patchBody, input);
     if (body.url === undefined && body.expires_at === undefined) {
       throw invalidRequest([{ path: '', message: 'give url and/or expires_at' }], 'Nothing to change: give url and/or expires_at.');
     }
@@ -202,41 +241,23 @@ export class LinkService {
     const expiresMs = f.expiresMs !== undefined ? f.expiresMs : row.expires_ms;
     await this.deps.writes.run('updateLink', { code, url, domain, expiresMs, nowMs });
     await this.invalidation.invalidate(code);
-    return { status: 200, json: this.detailsOf(this.store.byCode(code)!) };
+    // A DELETE may have come in between: the link is gone for this request too.
+    const updated = this.store.byCode(code);
+    if (!updated) throw notFound('No such link.');
+    return this.detailsOf(updated);
   }
 
-  /** DELETE /api/links/{code}: afterwards the code answers 404 on every thread. */
-  async remove(principal: Principal, code: string): Promise<Reply> {
+  /** Deletes a link: afterwards its code answers 404 on every thread. */
+  async remove(principal: Principal, code: string): Promise<void> {
     this.owned(principal, code);
     await this.deps.writes.run('removeLink', { code });
     await this.invalidation.invalidate(code);
-    return { status: 204 };
   }
 
-  /** GET /api/links: the caller's links, newest first. */
-  list(principal: Principal, query: URLSearchParams): Reply {
-    const details: ErrorDetail[] = [];
-    // The list's cursors are this user's: another user's cursor does not decode here.
-    const kind = `links:${principal.userId}`;
-    const limit = parseLimit(query.get('limit'));
-    if (Number.isNaN(limit)) details.push({ path: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` });
-    let after: string | null = null;
-    const rawCursor = query.get('cursor');
-    if (rawCursor !== null && rawCursor !== '') {
-      after = this.deps.cursors.decode(kind, rawCursor, 1)?.[0] ?? null;
-      if (after === null) details.push({ path: 'cursor', message: 'is not a cursor issued by this server' });
-    }
-    if (details.length) throw invalidRequest(details);
-    const rows = this.store.page(principal.userId, after, limit + 1);
-    const more = rows.length > limit;
-    const page = more ? rows.slice(0, limit) : rows;
+  /** The caller's links, newest first. */
+  list(principal: Principal, page: PageRequest): Page<LinkListItem> {
     const nowMs = Date.now();
-    const items = page.map((r) => ({
-      ...this.present(r),
-      updated_at: r.updated_at,
-      status: r.expires_ms !== null && r.expires_ms <= nowMs ? 'expired' : 'active',
-    }));
-    const next = more ? this.deps.cursors.encode(kind, [page[page.length - 1].id]) : null;
-    return { status: 200, json: { items, next_cursor: next } };
+    const rows = this.store.page(principal.userId, page.before, page.limit + 1);
+    return pageOf(rows, page.limit, (r) => this.listItem(r, nowMs), (r) => BigInt(r.id));
   }
 }

@@ -70,8 +70,7 @@ export class LinkStore {
       removeDaily: db.prepare('DELETE FROM link_clicks_daily WHERE code = ?'),
       removeMinute: db.prepare('DELETE FROM link_clicks_minute WHERE code = ?'),
       removeReferrers: db.prepare('DELETE FROM link_referrers WHERE code = ?'),
-      pageFirst: db.prepare(`SELECT ${COLUMNS} FROM links WHERE owner_id = ? ORDER BY id DESC LIMIT ?`),
-      pageAfter: db.prepare(`SELECT ${COLUMNS} FROM links WHERE owner_id = ? AND id < ? ORDER BY id DESC LIMIT ?`),
+      page: db.prepare(`SELECT ${COLUMNS} FROM links WHERE owner_id = ? AND id < ? ORDER BY id DESC LIMIT ?`),
       daily: db.prepare('SELECT day, clicks, bots FROM link_clicks_daily WHERE code = ?'),
       lastMinutes: db.prepare('SELECT COALESCE(SUM(clicks), 0) AS n FROM link_clicks_minute WHERE code = ? AND minute > ?'),
       referrers: db.prepare('SELECT referrer, clicks FROM link_referrers WHERE code = ? ORDER BY clicks DESC, referrer ASC LIMIT ?'),
@@ -142,8 +141,9 @@ export class LinkStore {
     })();
   }
 
-  page(ownerId: string, afterId: string | null, limit: number): LinkRow[] {
-    return (afterId === null ? this.s.pageFirst.all(ownerId, limit) : this.s.pageAfter.all(ownerId, BigInt(afterId), limit)) as LinkRow[];
+  /** An owner's links with ids below `before`, newest first. */
+  page(ownerId: string, before: bigint, limit: number): LinkRow[] {
+    return this.s.page.all(ownerId, before, limit) as LinkRow[];
   }
 
   dailyCounts(code: string): Array<{ day: string; clicks: number; bots: number }> {

@@ -1,6 +1,6 @@
-// Pool tasks of the short-link capability (registered in src/workers/registry.ts). Each pool
-// thread keeps one LinkStore per SQLite handle.
-import type { TaskContext } from '../workers/tasks';
+// Pool tasks of the short-link capability (LINK_TASKS, registered by module.ts). Each pool thread
+// keeps one LinkStore per SQLite handle.
+import type { TaskContext } from '../workers/context';
 import { runDetector, openFlagMirror } from './anomaly';
 import { drainClicks, openClickQueue } from './clicks';
 import { CodePool } from './code-pool';
@@ -21,10 +21,10 @@ export interface RefillPayload {
   below?: number;
 }
 
-export function refillCodePool(ctx: TaskContext, payload: RefillPayload = {}): { added: number; size: number } {
+export function refillCodePool(ctx: TaskContext, payload?: RefillPayload): { added: number; size: number } {
   const store = storeOf(ctx);
   const pool = new CodePool(ctx.hot);
-  const below = payload.below ?? ctx.config.links.pool_low_water;
+  const below = payload?.below ?? ctx.config.links.pool_low_water;
   if (pool.size() >= below) return { added: 0, size: pool.size() };
   const added = pool.refill(store, ctx.config.links.pool_target, ctx.config.links.code_length);
   return { added, size: pool.size() };
@@ -60,3 +60,10 @@ export function sweepExpiredLinks(ctx: TaskContext): { retired: number; pruned: 
   const pruned = store.pruneMinutes(Math.floor(now / MINUTE_MS) - 25 * 60);
   return { retired, pruned };
 }
+
+export const LINK_TASKS = {
+  'links.refillPool': refillCodePool,
+  'links.drainClicks': drainClickQueue,
+  'links.detectAnomalies': detectLinkAnomalies,
+  'links.sweepExpired': sweepExpiredLinks,
+};

@@ -1,5 +1,7 @@
 // Uploaded media: the bytes are files under <data>/media, written and synced before the metadata
 // row is committed, so a committed row always has its file. Files are named by the media id.
+import type { Statement } from 'better-sqlite3';
+import type { Sqlite } from '../store/sqlite';
 import { mkdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -34,5 +36,45 @@ export class MediaFiles {
 
   read(id: string): Promise<Buffer> {
     return readFile(join(this.dir, id));
+  }
+}
+
+export interface MediaRow {
+  id: string;
+  owner_id: string;
+  content_type: string;
+  size: number;
+  created_at: string;
+}
+
+/** Media metadata in SQLite: a row per uploaded file, committed after the file is on disk. */
+export class MediaStore {
+  private readonly ownerStmt: Statement;
+  private readonly insertStmt: Statement;
+  private readonly byIdStmt: Statement;
+  private readonly countStmt: Statement;
+
+  constructor(db: Sqlite) {
+    this.ownerStmt = db.prepare('SELECT owner_id FROM media WHERE id = ?').pluck();
+    this.insertStmt = db.prepare('INSERT INTO media (id, owner_id, content_type, size, created_at) VALUES (?, ?, ?, ?, ?)');
+    this.byIdStmt = db.prepare('SELECT id, owner_id, content_type, size, created_at FROM media WHERE id = ?');
+    this.countStmt = db.prepare('SELECT COUNT(*) FROM media').pluck();
+  }
+
+  count(): number {
+    return this.countStmt.get() as number;
+  }
+
+  /** Who uploaded a media id, or undefined when there is no such media. */
+  owner(id: string): string | undefined {
+    return this.ownerStmt.get(id) as string | undefined;
+  }
+
+  insert(id: string, ownerId: string, contentType: string, size: number, now: string): void {
+    this.insertStmt.run(id, ownerId, contentType, size, now);
+  }
+
+  byId(id: string): MediaRow | undefined {
+    return this.byIdStmt.get(id) as MediaRow | undefined;
   }
 }

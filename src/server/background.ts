@@ -3,26 +3,26 @@
 // shutdown waits for the running ones and gives each a final run so queues are flushed.
 import { Piscina } from 'piscina';
 import { join } from 'node:path';
-import type { Registry } from 'prom-client';
 import type { Config } from '../config';
 import { errorFields, log } from '../log';
 import type { Sqlite } from '../store/sqlite';
 import type { HotStore } from '../store/lmdb';
-import type { TaskRequest } from '../workers/tasks';
-import type { WriterClient } from '../social/group-commit';
+import type { RunTask } from '../workers/context';
+import type { WriterClient } from '../writer/client';
+import type { Signals } from './signals';
 
 export interface BackgroundContext {
   config: Config;
   dataDir: string;
   sqlite: Sqlite;
   hot: HotStore;
-  /** A counter the writer raises after each sync that made new posts durable (Atomics). */
-  newPosts: Int32Array;
+  /** Counters raised by the writer once a change is durable (server/signals.ts). */
+  signals: Signals;
   newId: () => string;
-  /** The supervisor's channel to the writer, for the few writes background work makes. */
+  /** The supervisor's channel to the writer, for the writes background work makes. */
   writes: WriterClient;
-  /** Runs a named task of src/workers/tasks.ts in the piscina pool. */
-  runTask<T = unknown>(request: TaskRequest): Promise<T>;
+  /** Runs a named task of a capability's table in the piscina pool. */
+  runTask: RunTask;
 }
 
 export interface BackgroundJob {
@@ -39,24 +39,12 @@ export interface BackgroundJob {
   run(ctx: BackgroundContext, final: boolean): Promise<void> | void;
 }
 
-/** A capability's contribution to the supervisor: jobs, and gauges for /metrics. */
-export interface BackgroundModule {
-  /**
-   * Work that must be done before the server is reported listening, so that it is ready when it
-   * says so and the first requests do not compete with it (the code pool's first fill). A
-   * failure is logged; the jobs then catch up.
-   */
-  prepare?(ctx: BackgroundContext): Promise<void>;
-  jobs(ctx: BackgroundContext): BackgroundJob[];
-  gauges?(registry: Registry, ctx: BackgroundContext): void;
-}
-
 export function createPool(config: Config, dataDir: string): Piscina {
   return new Piscina({
-    filename: join(__dirname, '..', 'workers', 'tasks.js'),
+    filename: join(__dirname, '..', 'workers', 'pool-thread.js'),
     workerData: { config, dataDir },
     // Both threads stay up (the machine this is built for has two cores) with their stores open
-    // (workers/tasks.ts): a thread started on demand would run its first task cold.
+    // (workers/pool-thread.ts): a thread started on demand would run its first task cold.
     minThreads: 2,
     maxThreads: 2,
     idleTimeout: 30_000,

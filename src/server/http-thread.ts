@@ -7,10 +7,13 @@ import { PrincipalCache, revocationVersion } from '../accounts/key-cache';
 import { createThreadMetrics } from '../http/metrics';
 import { Router, inFlight } from '../http/router';
 import { loadNativeUws } from '../http/uws';
-import { openServices } from './services';
-import { Writer } from './writer';
-import { WriterClient } from '../social/group-commit';
-import { buildRawRoutes, buildRoutes } from './routes';
+import { CAPABILITIES, signalNames, writerSetup } from '../capabilities';
+import type { CapabilityThread } from '../capability';
+import { Writer } from '../writer/writer';
+import { WriterClient } from '../writer/client';
+import { openThreadContext } from './thread-context';
+import { systemRoutes } from './routes';
+import { Signals } from './signals';
 import type { ThreadData, ToSupervisor, ToThread } from './messages';
 
 const data = workerData as ThreadData;
@@ -23,12 +26,23 @@ const metrics = createThreadMetrics();
 // The server's writer runs here when this is its only HTTP thread (server/writer.ts says why).
 // After a failed sync it answers 503 to everything, and the supervisor shuts the server down
 // (exit 1) the usual way: this thread must end through stop(), with its sockets closed.
-const writer = data.writer
-  ? new Writer(data.dataDir, new Float64Array(data.writer.stats), () => send({ type: 'writer-failed' }), new Int32Array(data.writer.newPosts))
-  : null;
-if (writer && data.writer) for (const p of data.writer.ports) writer.listen(p);
+const writer = data.writer ? startLocalWriter(data.writer) : null;
 const writes = writer ? writer.localClient() : WriterClient.overPort(data.writerPort!);
-const services = openServices(data.config, data.dataDir, writes, data.redirectTable, { rejected: metrics.rateLimitRejected });
+const ctx = openThreadContext(data.config, data.dataDir, data.threadIndex, writes, data.redirectTable, metrics);
+const parts: CapabilityThread[] = CAPABILITIES.map((c) => c.http?.(ctx) ?? {});
+
+function startLocalWriter(shared: NonNullable<ThreadData['writer']>): Writer {
+  const signals = new Signals(shared.signals, signalNames());
+  const w = new Writer({
+    dataDir: data.dataDir,
+    setup: writerSetup(),
+    stats: new Float64Array(shared.stats),
+    onSyncFailure: () => send({ type: 'writer-failed' }),
+    raise: (name) => signals.raise(name),
+  });
+  for (const p of shared.ports) w.listen(p);
+  return w;
+}
 
 // GET /metrics is answered from the supervisor, which sums every thread's registry.
 let metricsRequestId = 0;
@@ -41,15 +55,17 @@ function fetchAggregatedMetrics(): Promise<string> {
   });
 }
 
-const principals = new PrincipalCache((hash) => services.accounts.principalForKeyHash(hash), revocationVersion(services.hot));
+const principals = new PrincipalCache((hash) => ctx.accounts.principalForKeyHash(hash), revocationVersion(ctx.hot));
 const router = new Router({
   authenticate: (key) => principals.get(hashApiKey(key)),
   observe: metrics.observe,
   threadIndex: data.threadIndex,
 });
-const system = { fetchAggregatedMetrics, metrics };
-router.add(...buildRoutes(services, system));
-router.addRaw(...buildRawRoutes(services, system));
+router.add(...systemRoutes({ fetchAggregatedMetrics }));
+for (const part of parts) {
+  if (part.routes) router.add(...part.routes);
+  if (part.rawRoutes) router.addRaw(...part.rawRoutes);
+}
 
 const app = uws.App();
 router.mount(app);
@@ -61,7 +77,7 @@ app.listen(data.config.server.host, data.port, (sock) => {
     return;
   }
   listenSocket = sock;
-  send({ type: 'ready', nodeId: services.lease.nodeId });
+  send({ type: 'ready', nodeId: ctx.nodeId });
 });
 
 let releaseWriter!: () => void;
@@ -86,7 +102,8 @@ async function stop(): Promise<void> {
     await writer.stop();
   }
   try {
-    await services.close();
+    for (const part of parts) await part.close?.();
+    await ctx.close();
   } catch (err) {
     log.error('closing stores failed', errorFields(err));
   }

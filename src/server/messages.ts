@@ -1,4 +1,4 @@
-// Messages between the supervisor and its HTTP threads.
+// Messages between the supervisor, its HTTP threads and the writer thread.
 import type { Config } from '../config';
 import type { MessagePort } from 'node:worker_threads';
 import type { MetricsJson } from '../http/metrics';
@@ -7,8 +7,8 @@ import type { MetricsJson } from '../http/metrics';
 export interface WriterShared {
   /** Two float64s the writer keeps current: commits, writes committed. */
   stats: SharedArrayBuffer;
-  /** One int32 the writer raises after each sync that made new posts durable (server/writer.ts). */
-  newPosts: SharedArrayBuffer;
+  /** The signals the writer raises once a change is durable (server/signals.ts). */
+  signals: SharedArrayBuffer;
 }
 
 export interface ThreadData {

@@ -1,19 +1,14 @@
-// The route table of an HTTP thread: every capability contributes its routes here.
-import type { RawRoute, Route } from '../http/router';
-import type { ThreadMetrics } from '../http/metrics';
-import { accountRoutes } from '../accounts/routes';
-import { linkRoutes } from '../links/routes';
-import { redirectRoutes } from '../links/redirect';
-import type { Services } from './services';
+// The server's own routes, beside the capabilities' (capability.ts, http): liveness and metrics.
+import type { Route } from '../http/router';
 
 export interface SystemHooks {
+  /** Every thread's metrics and the supervisor's, summed (the supervisor answers). */
   fetchAggregatedMetrics(): Promise<string>;
-  metrics: ThreadMetrics;
 }
 
 const HEALTHY = JSON.stringify({ status: 'ok' });
 
-export function buildRoutes(services: Services, system: SystemHooks): Route[] {
+export function systemRoutes(system: SystemHooks): Route[] {
   return [
     { method: 'GET', path: '/healthz', handler: () => ({ status: 200, body: HEALTHY, contentType: 'application/json' }) },
     {
@@ -24,22 +19,5 @@ export function buildRoutes(services: Services, system: SystemHooks): Route[] {
         return { status: 200, body: text, contentType: 'text/plain; version=0.0.4; charset=utf-8' };
       },
     },
-    ...accountRoutes(services.accounts),
-    ...services.social.routes(),
-    ...linkRoutes(services.links, services.limits),
-  ];
-}
-
-/** Hot paths served by raw uWS handlers (see RawRoute). */
-export function buildRawRoutes(services: Services, system: SystemHooks): RawRoute[] {
-  return [
-    ...redirectRoutes({
-      cache: services.links.cache,
-      clicks: services.links.clicks,
-      limiter: services.limits.redirect,
-      trustedProxies: services.trustedProxies,
-      observe: system.metrics.observe,
-      rejected: system.metrics.rateLimitRejected,
-    }),
   ];
 }

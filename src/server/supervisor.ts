@@ -11,12 +11,14 @@ import { IpBuckets } from '../ratelimit/ip-buckets';
 import { log, errorFields, setLogLevel } from '../log';
 import { aggregateMetrics, type MetricsJson } from '../http/metrics';
 import { loadNativeUws } from '../http/uws';
-import { migrate, openSqlite, type Sqlite } from '../store/sqlite';
+import { openSqlite, type Sqlite } from '../store/sqlite';
+import { migrate } from '../store/migration';
 import { openHotStore, type HotStore } from '../store/lmdb';
 import { leaseNodeId, liveLeases } from '../store/node-lease';
+import { CAPABILITIES, allMigrations, signalNames } from '../capabilities';
+import { WriterClient } from '../writer/client';
 import { createPool, startBackground, type BackgroundContext, type RunningBackground } from './background';
-import { BACKGROUND_MODULES } from './modules';
-import { WriterClient } from '../social/group-commit';
+import { Signals } from './signals';
 import type { FromWriter, ThreadData, ToSupervisor, ToThread, ToWriter, WriterData, WriterShared } from './messages';
 
 /** A reason not to start, told to the operator as one line. */
@@ -80,7 +82,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   } catch (err) {
     throw new StartupError(`cannot open the database in ${dataDir}: ${(err as Error).message}`);
   }
-  const applied = migrate(sqlite);
+  const applied = migrate(sqlite, allMigrations());
   for (const m of applied) log.info('migration applied', { version: m.version, name: m.name });
   const hot: HotStore = openHotStore(dataDir);
 
@@ -92,16 +94,16 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const supervisorChannel = new MessageChannel();
   // With one HTTP thread the writer runs inside it (server/writer.ts): no hop between threads.
   const writerInHttpThread = config.server.threads === 1;
-  // Raised by the writer after each sync that made new posts durable (server/writer.ts).
-  const newPosts = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
+  // Raised by the writer once a change that background work waits for is durable.
+  const signals = Signals.allocate(signalNames());
   const bgContext: BackgroundContext = {
     config,
     dataDir,
     sqlite,
     hot,
-    newPosts,
+    signals,
     newId: () => lease.ids.next(),
-    runTask: (request) => pool.run(request),
+    runTask: ((_table: unknown, task: string, payload?: unknown) => pool.run({ task, payload })) as BackgroundContext['runTask'],
     writes: WriterClient.overPort(supervisorChannel.port1),
   };
   let background: RunningBackground | undefined;
@@ -124,11 +126,11 @@ export async function serve(opts: ServeOptions): Promise<void> {
     },
   });
 
-  for (const m of BACKGROUND_MODULES) m.gauges?.(supervisorRegistry, bgContext);
+  for (const c of CAPABILITIES) c.gauges?.(supervisorRegistry, bgContext);
 
   const writerStats = new Float64Array(new SharedArrayBuffer(16));
   const redirectTable = IpBuckets.allocate();
-  const writerShared: WriterShared = { stats: writerStats.buffer as SharedArrayBuffer, newPosts: newPosts.buffer as SharedArrayBuffer };
+  const writerShared: WriterShared = { stats: writerStats.buffer as SharedArrayBuffer, signals: signals.buffer };
   new Gauge({
     name: 'perch_group_commits',
     help: 'Group transactions committed by the writer since start that carried requested writes.',
@@ -182,7 +184,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     }
     threadEnds.push(supervisorChannel.port2);
     const workerData: WriterData = { dataDir, logLevel: config.log.level, ports: threadEnds, ...writerShared };
-    const worker = new Worker(join(__dirname, 'writer-thread.js'), { workerData, transferList: threadEnds });
+    const worker = new Worker(join(__dirname, '..', 'writer', 'thread.js'), { workerData, transferList: threadEnds });
     let resolveExit!: () => void;
     writer = { worker, exited: new Promise((r) => (resolveExit = r)) };
     return new Promise((ready, fail) => {
@@ -328,13 +330,13 @@ export async function serve(opts: ServeOptions): Promise<void> {
   try {
     await startWriter();
     await Promise.all(
-      BACKGROUND_MODULES.map((m) => m.prepare?.(bgContext).catch((err) => log.error('background preparation failed', errorFields(err)))),
+      CAPABILITIES.map((c) => c.prepare?.(bgContext).catch((err) => log.error('background preparation failed', { capability: c.name, ...errorFields(err) }))),
     );
     for (let i = 0; i < config.server.threads; i++) threads.push(await startThread(i));
   } catch (err) {
     process.stderr.write(`perch: ${(err as Error).message}\n`);
     await shutdown(1);
   }
-  background = startBackground(BACKGROUND_MODULES.flatMap((m) => m.jobs(bgContext)), bgContext);
+  background = startBackground(CAPABILITIES.flatMap((c) => c.jobs?.(bgContext) ?? []), bgContext);
   log.notice('listening', { host: config.server.host, port, threads: threads.length, data: dataDir, url: `http://${config.server.host}:${port}` });
 }

@@ -8,20 +8,13 @@
 // the follow was not yet visible: it belongs in the follower's timeline (it is newer than the
 // follow) and is not in its window. So each follow also pushes the followee's posts newer than
 // `since_id` that exist when the task runs: usually none, those few otherwise.
-import type { Statement } from 'better-sqlite3';
-import type { TaskContext } from '../workers/tasks';
+import type { TaskContext } from '../workers/context';
 import type { Sqlite } from '../store/sqlite';
+import type { OutboxRange } from '../outbox/consumer';
 import { IdTable, addToTimeline, encodeTimeline } from '../core/timeline-merge';
 import { homeTimelines, pulledAtReadTime } from './home-timelines';
-import { SocialStore } from './store';
-import { TOP } from './service';
-
-export interface FanoutRange {
-  /** Last event already processed (exclusive). */
-  after: number;
-  /** Last event of this batch (inclusive). */
-  upTo: number;
-}
+import { FanoutStore, SocialStore } from './store';
+import { TOP } from '../core/snowflake';
 
 export interface FanoutResult {
   posts: number;
@@ -30,71 +23,21 @@ export interface FanoutResult {
   timelines: number;
 }
 
-interface FanoutStatements {
-  /** The live posts created by a range of events, and their authors. */
-  posts: Statement;
-  /**
-   * An author's follower count and whether their posts were ever left to the pull path: asked
-   * once per author of a batch, not joined into every post's row.
-   */
-  standing: Statement;
-  /** Followers of an author and the id their follow was minted at, below a bound. */
-  followers: Statement;
-  /** Just the followers whose follow was minted below a bound: all a single new post needs. */
-  followersBelow: Statement;
-  /** The follows made by a range of events that still exist, with their followee's standing. */
-  follows: Statement;
-  markPulled: Statement;
-  /** The newest post committed, for a user's first timeline value. */
-  newestPost: Statement;
-  /** An author's posts (filed or still in the outbox), for the follows. */
-  store: SocialStore;
-}
-
-const statements = new WeakMap<Sqlite, FanoutStatements>();
+const stores = new WeakMap<Sqlite, { fanout: FanoutStore; social: SocialStore }>();
 /** Authors this pool thread has already recorded in pull_authors. */
 const markedPulled = new Set<string>();
 
-function prepared(db: Sqlite): FanoutStatements {
-  let s = statements.get(db);
-  if (!s) {
-    s = {
-      posts: db
-        .prepare(
-          `SELECT p.id, p.author_id FROM events e JOIN posts p ON p.id = CAST(e.post_id AS INTEGER)
-           WHERE e.seq > ? AND e.seq <= ? AND e.type = 'post_created' AND p.deleted_at IS NULL`,
-        )
-        .raw()
-        .safeIntegers(true),
-      standing: db
-        .prepare('SELECT u.followers_count, pa.author_id IS NOT NULL FROM users u LEFT JOIN pull_authors pa ON pa.author_id = u.id WHERE u.id = ?')
-        .raw()
-        .safeIntegers(true),
-      followers: db.prepare('SELECT follower_id, since_id FROM follows WHERE followee_id = ? AND since_id < ?').raw().safeIntegers(true),
-      followersBelow: db.prepare('SELECT follower_id FROM follows WHERE followee_id = ? AND since_id < ?').pluck(),
-      follows: db
-        .prepare(
-          `SELECT f.follower_id, f.followee_id, f.since_id, u.followers_count, pa.author_id IS NOT NULL FROM events e
-           JOIN follows f ON f.follower_id = e.actor_id AND f.followee_id = e.recipient_id JOIN users u ON u.id = f.followee_id
-           LEFT JOIN pull_authors pa ON pa.author_id = f.followee_id
-           WHERE e.seq > ? AND e.seq <= ? AND e.type = 'follow'`,
-        )
-        .raw()
-        .safeIntegers(true),
-      markPulled: db.prepare('INSERT OR IGNORE INTO pull_authors (author_id, marked_at) VALUES (?, ?)'),
-      newestPost: db.prepare('SELECT COALESCE(MAX(id), 0) FROM posts').pluck().safeIntegers(true),
-      store: new SocialStore(db),
-    };
-    statements.set(db, s);
-  }
+function storesOf(db: Sqlite): { fanout: FanoutStore; social: SocialStore } {
+  let s = stores.get(db);
+  if (!s) stores.set(db, (s = { fanout: new FanoutStore(db), social: new SocialStore(db) }));
   return s;
 }
 
-export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<FanoutResult> {
-  const s = prepared(ctx.sqlite);
+export async function fanoutTask(ctx: TaskContext, range: OutboxRange): Promise<FanoutResult> {
+  const s = storesOf(ctx.sqlite);
   const db = homeTimelines(ctx.hot);
   const { celebrity_followers: celebrityAbove, timeline_cap: cap } = ctx.config.social;
-  const rows = s.posts.all(range.after, range.upTo) as Array<[bigint, string]>;
+  const rows = s.fanout.postsCreated(range.after, range.upTo);
   // The batch's posts by id, so that an author's posts, and every list of table indexes built
   // from them in that order, come out ascending.
   rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
@@ -115,11 +58,11 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
   for (let index = 0; index < rows.length; index++) {
     const authorId = rows[index][1];
     let standing = standings.get(authorId);
-    if (!standing) standings.set(authorId, (standing = s.standing.get(authorId) as [bigint, bigint]));
+    if (!standing) standings.set(authorId, (standing = s.fanout.standing(authorId)));
     const [followersCount, pulled] = standing;
     const everPulled = pulled === 1n || markedPulled.has(authorId);
     if (followersCount > celebrityAbove && !everPulled) {
-      s.markPulled.run(authorId, new Date().toISOString());
+      s.fanout.markPulled(authorId, new Date().toISOString());
       markedPulled.add(authorId);
     }
     // Readers merge such an author's posts in at read time (below the threshold too, once
@@ -134,10 +77,10 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
   for (const [authorId, indexes] of byAuthor) {
     if (indexes.length === 1) {
       // The usual case: the query's bound already keeps only follows made before the post.
-      followersOf.set(authorId, { users: s.followersBelow.all(authorId, table.ids[indexes[0]]) as string[], since: null });
+      followersOf.set(authorId, { users: s.fanout.followersBelow(authorId, table.ids[indexes[0]]), since: null });
       continue;
     }
-    const rowsOfFollows = s.followers.all(authorId, table.ids[indexes[indexes.length - 1]]) as Array<[string, bigint]>;
+    const rowsOfFollows = s.fanout.followers(authorId, table.ids[indexes[indexes.length - 1]]);
     followersOf.set(authorId, { users: rowsOfFollows.map((r) => r[0]), since: rowsOfFollows.map((r) => r[1]) });
   }
   for (let index = 0; index < rows.length; index++) {
@@ -153,11 +96,11 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
     }
   }
   let follows = 0;
-  for (const [followerId, followeeId, since, followersCount, pulled] of s.follows.all(range.after, range.upTo) as Array<[string, string, bigint, bigint, bigint]>) {
+  for (const [followerId, followeeId, since, followersCount, pulled] of s.fanout.followsMade(range.after, range.upTo)) {
     // A celebrity's posts are merged in at read time, from the follow on.
     if (pulledAtReadTime(followersCount, pulled === 1n, celebrityAbove)) continue;
     follows++;
-    const ids = s.store.authorIdsBetween(followeeId, since, TOP, cap);
+    const ids = s.social.authorIdsBetween(followeeId, since, TOP, cap);
     if (ids.length === 0) continue;
     const list = older.get(followerId);
     if (list) list.push(...ids);
@@ -176,7 +119,7 @@ export async function fanoutTask(ctx: TaskContext, range: FanoutRange): Promise<
     // posts would hide those until their turn; so it starts empty, its floor at the newest post
     // committed now, and everything up to there stays on the SQLite side (timeline.ts).
     let value: Buffer;
-    if (!current) value = encodeTimeline((newest ??= s.newestPost.get() as bigint), []);
+    if (!current) value = encodeTimeline((newest ??= s.fanout.newestPostId()), []);
     else {
       const extra = older.get(userId);
       value = extra ? addToTimeline(current, [...indexes.map((i) => table.ids[i]), ...extra], cap) : table.addTo(current, indexes, cap);

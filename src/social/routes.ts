@@ -1,10 +1,11 @@
 // HTTP routes of the microblog: posts, likes, follows, profile lists and the home timeline.
 import type { Reply, Route } from '../http/router';
-import { parseWith } from '../http/router';
-import type { Page, Post, SocialService } from './service';
+import { parseWith, queryParams } from '../http/router';
+import { pageBody, pageRequest, type Page } from '../http/paging';
+import type { Post, SocialService } from './service';
 import type { HomeTimelineReader } from './timeline';
 import type { CursorCodec } from '../core/cursor';
-import { createPostSchema, pageReply, pageRequest } from './schema';
+import { createPostSchema } from './schema';
 
 const NO_CONTENT = { status: 204 } as const;
 const FOLLOWING = { status: 200, json: { following: true } } as const;
@@ -37,9 +38,8 @@ function userListRoute<T>(
     handler(ctx) {
       const user = social.userOrThrow(ctx.params[0]);
       const kind = `${name}:${user.id}`;
-      const page = pageRequest(ctx, kind, cursors);
-      const result = list(user.id, page.before, page.limit);
-      return { status: 200, json: pageReply(kind, result.items, result.next, cursors) };
+      const page = pageRequest(queryParams(ctx), kind, cursors);
+      return { status: 200, json: pageBody(kind, list(user.id, page.before, page.limit), cursors) };
     },
   };
 }
@@ -52,7 +52,7 @@ export function socialRoutes(social: SocialService, timeline: HomeTimelineReader
     if (next === null) return null;
     const last = timelineCursors.get(userId);
     if (last && last.next === next) return last.cursor;
-    const cursor = pageReply(kind, [], next, cursors).next_cursor!;
+    const cursor = cursors.encode(kind, [next.toString()]);
     if (timelineCursors.size >= 50_000) timelineCursors.clear();
     timelineCursors.set(userId, { next, cursor });
     return cursor;
@@ -128,8 +128,8 @@ export function socialRoutes(social: SocialService, timeline: HomeTimelineReader
       handler(ctx) {
         const userId = ctx.principal!.userId;
         const kind = `timeline:${userId}`;
-        const page = pageRequest(ctx, kind, cursors);
-        // Written as bytes from fragments each thread serialised once (same JSON as pageReply).
+        const page = pageRequest(queryParams(ctx), kind, cursors);
+        // Written as bytes from fragments each thread serialised once (same JSON as pageBody).
         const body = timeline.readBody(userId, page.before, page.limit, (next) => timelineCursor(userId, kind, next));
         return { status: 200, body, contentType: 'application/json' };
       },

@@ -1,17 +1,19 @@
-// The microblog's write and read operations (posts, likes, follows, lists), independent of HTTP.
-// Every write is sent to the writer as a named operation (writes.ts): it is answered only
-// after the group transaction that holds it, and the outbox event it causes, has been synced.
+// The microblog's write and read operations (posts, likes, follows, lists), independent of HTTP:
+// they take checked input and return domain objects; routes.ts turns them into replies. Every
+// write is sent to the writer as a named operation (writes.ts): it is answered only after the
+// group transaction that holds it, and the outbox event it causes, has been synced.
 import type { AccountStore, User } from '../accounts/store';
 import { publicUser } from '../accounts/store';
 import { invalidField, notFound } from '../http/errors';
+import { pageOf, type Page } from '../http/paging';
 import { isIdString } from '../core/snowflake';
 import { normalizePostText } from '../core/post-text';
 import { isoNow } from '../core/clock';
-import type { WriterClient } from './group-commit';
-import type { Post } from './writes';
-import { SocialStore, postFields, type PostRow, type UserListRow } from './store';
+import type { Writes } from '../writer/operations';
+import type { SocialWrites } from './writes';
+import { SocialStore, postFields, type Post, type PostRow, type UserListRow } from './store';
 
-export type { Post } from './writes';
+export type { Post } from './store';
 
 export interface PostWithCounts extends Post {
   like_count: number;
@@ -24,15 +26,6 @@ export interface NewPost {
   reply_to?: string | null;
 }
 
-export interface Page<T> {
-  items: T[];
-  /** Exclusive upper bound of the next page, or null on the last page. */
-  next: bigint | null;
-}
-
-/** The largest 63-bit value, above every id minted: the position before the first page. */
-export const TOP = (1n << 63n) - 1n;
-
 export function postOf(row: PostRow): PostWithCounts {
   return { ...postFields(row), like_count: row.like_count, reply_count: row.reply_count };
 }
@@ -43,18 +36,12 @@ export function postIdOf(ref: string): bigint | null {
 }
 
 export class SocialService {
-  readonly store: SocialStore;
-  readonly writes: WriterClient;
-
   constructor(
-    store: SocialStore,
+    readonly store: SocialStore,
     private readonly accounts: AccountStore,
     private readonly newId: () => string,
-    writes: WriterClient,
-  ) {
-    this.store = store;
-    this.writes = writes;
-  }
+    private readonly writes: Writes<SocialWrites>,
+  ) {}
 
   /** Validates and durably stores a post; resolves after the commit that holds it. */
   createPost(authorId: string, input: NewPost): Promise<Post> {
@@ -124,15 +111,8 @@ export class SocialService {
     return this.writes.run('unfollow', { followerId, followeeId: target.id, now: isoNow() });
   }
 
-  /** Records an uploaded file's metadata; resolves after the commit that holds it. */
-  insertMedia(id: string, ownerId: string, contentType: string, size: number): Promise<void> {
-    return this.writes.run('insertMedia', { id, ownerId, contentType, size, now: isoNow() });
-  }
-
   userPosts(userId: string, before: bigint, limit: number): Page<PostWithCounts> {
-    const rows = this.store.authorPage(userId, before, limit + 1);
-    const items = rows.slice(0, limit).map(postOf);
-    return { items, next: rows.length > limit ? BigInt(items[items.length - 1].id) : null };
+    return pageOf(this.store.authorPage(userId, before, limit + 1), limit, postOf, (row) => BigInt(row.id));
   }
 
   followers(userId: string, before: bigint, limit: number): Page<User> {
@@ -145,6 +125,5 @@ export class SocialService {
 }
 
 function userPage(rows: UserListRow[], limit: number): Page<User> {
-  const items = rows.slice(0, limit).map(publicUser);
-  return { items, next: rows.length > limit ? BigInt(rows[limit - 1].since) : null };
+  return pageOf(rows, limit, publicUser, (row) => BigInt(row.since));
 }

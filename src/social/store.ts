@@ -1,10 +1,25 @@
-// Persistence of the microblog in SQLite: posts, media metadata, follows, likes and the `events`
-// outbox. Post ids are INTEGER columns bound as bigint and read back as text (CAST), because a
-// 64-bit id does not fit a JavaScript number.
+// Persistence of the microblog in SQLite: posts, follows and likes, and the microblog's reads of
+// the outbox (its post_created events, before they are filed under their authors or fanned out).
+// Post ids are INTEGER columns bound as bigint and read back as text (CAST), because a 64-bit id
+// does not fit a JavaScript number.
 import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
-import type { Post } from './writes';
-import { AUTHOR_INDEX_CONSUMER, FANOUT_CONSUMER, OutboxCursor } from './outbox-cursor';
+import { outboxOf, positionSql, type OutboxEvent, type OutboxStore } from '../outbox/store';
+
+/** The home-timeline fan-out's position in the outbox (fanout.ts). */
+export const FANOUT_CONSUMER = 'fanout';
+/** The writer's filing of posts under their authors in `author_posts` (migration 4). */
+export const AUTHOR_INDEX_POSITION = 'author_index';
+
+/** A stored post as the API shows it. */
+export interface Post {
+  id: string;
+  text: string;
+  author_id: string;
+  media_ids: string[];
+  reply_to: string | null;
+  created_at: string;
+}
 
 export interface PostRow {
   id: string;
@@ -53,47 +68,22 @@ export interface UserListRow {
   since: string;
 }
 
-export interface EventRow {
-  seq: number;
-  type: string;
-  actor_id: string | null;
-  recipient_id: string | null;
-  post_id: string | null;
-  payload: string;
-  created_at: string;
-}
-
-/** The columns a new post and a new event are inserted with, one row's placeholders for either. */
+/** The columns a new post is inserted with, and one row's placeholders. */
 const POST_INSERT = 'posts (id, author_id, text, media_ids, reply_to, created_at)';
-const EVENT_INSERT = 'events (type, actor_id, recipient_id, post_id, payload, created_at)';
 const ROW = '(?, ?, ?, ?, ?, ?)';
 /** Rows per statement of insertPlainPosts: 6 values each, well under SQLite's 32,766 variables. */
 const MULTI_ROW_INSERT = 32;
 /** The payload `event` writes for a post that replies to nothing. */
 const PLAIN_POST_PAYLOAD = JSON.stringify({ reply_to: null });
 
-export type EventType = 'post_created' | 'post_deleted' | 'like' | 'unlike' | 'reply' | 'follow' | 'unfollow';
+/** The microblog's events in the outbox. */
+export type SocialEventType = 'post_created' | 'post_deleted' | 'like' | 'unlike' | 'reply' | 'follow' | 'unfollow';
 
 const POST_COLUMNS =
   'CAST(p.id AS TEXT) AS id, p.author_id, p.text, p.media_ids, CAST(p.reply_to AS TEXT) AS reply_to, p.created_at, p.like_count, p.reply_count';
 
-/** SQL for an outbox consumer's position: the last event it processed, 0 before its first. */
-function positionOf(consumer: string): string {
-  return `COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${consumer}'), 0)`;
-}
-
 /** SQL for the filing position: every post_created event up to it is in `author_posts`. */
-const FILING_POSITION = positionOf(AUTHOR_INDEX_CONSUMER);
-
-/** True when some post was created after the last filing under authors (a crash can leave such). */
-export function hasUnfiledPosts(db: Sqlite): boolean {
-  return (
-    db
-      .prepare(`SELECT EXISTS (SELECT 1 FROM events WHERE type = 'post_created' AND seq > ${FILING_POSITION})`)
-      .pluck()
-      .get() === 1
-  );
-}
+const FILING_POSITION = positionSql(AUTHOR_INDEX_POSITION);
 
 /**
  * SQL for the ids of an author's (`@author`) posts below `before` (and above `after`): the newest
@@ -113,14 +103,11 @@ function authorPostIds(before: string, after?: string): string {
 
 export class SocialStore {
   private readonly s: Record<string, Statement>;
-  private readonly multiRowInserts = new Map<string, Statement>();
-  /** Outbox consumers' positions by name, made as they are first needed. */
-  private readonly consumers = new Map<string, OutboxCursor>();
-  /** Where the filing of posts under their authors stands in the outbox. */
-  private readonly filing: OutboxCursor;
+  private readonly multiRowInserts = new Map<number, Statement>();
+  private readonly outbox: OutboxStore;
 
   constructor(readonly db: Sqlite) {
-    this.filing = this.consumer(AUTHOR_INDEX_CONSUMER);
+    this.outbox = outboxOf(db);
     const q = (sql: string) => db.prepare(sql);
     this.s = {
       insertPost: q(`INSERT INTO ${POST_INSERT} VALUES ${ROW}`),
@@ -129,9 +116,6 @@ export class SocialStore {
       softDelete: q('UPDATE posts SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL'),
       incReplies: q('UPDATE posts SET reply_count = reply_count + 1 WHERE id = ?'),
       decReplies: q('UPDATE posts SET reply_count = reply_count - 1 WHERE id = ? AND reply_count > 0'),
-      mediaOwner: q('SELECT owner_id FROM media WHERE id = ?'),
-      insertMedia: q('INSERT INTO media (id, owner_id, content_type, size, created_at) VALUES (?, ?, ?, ?, ?)'),
-      media: q('SELECT id, owner_id, content_type, size, created_at FROM media WHERE id = ?'),
       insertLike: q('INSERT OR IGNORE INTO likes (post_id, user_id, created_at) VALUES (?, ?, ?)'),
       deleteLike: q('DELETE FROM likes WHERE post_id = ? AND user_id = ?'),
       incLikes: q('UPDATE posts SET like_count = like_count + 1 WHERE id = ?'),
@@ -140,18 +124,6 @@ export class SocialStore {
       deleteFollow: q('DELETE FROM follows WHERE follower_id = ? AND followee_id = ?'),
       addFollowing: q('UPDATE users SET following_count = following_count + ? WHERE id = ?'),
       addFollowers: q('UPDATE users SET followers_count = followers_count + ? WHERE id = ?'),
-      advanceConsumer: q(
-        'INSERT INTO event_consumers (name, last_seq, updated_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at',
-      ),
-      insertEvent: q(`INSERT INTO ${EVENT_INSERT} VALUES ${ROW}`),
-      // The oldest `limit` events at or below the bound, up to the last of them made before the
-      // cutoff. Events are numbered as they commit and dated as their request ran, a few
-      // milliseconds apart at most, so this is the prefix older than the cutoff, give or take.
-      pruneEvents: q(
-        `DELETE FROM events WHERE seq <= (
-           SELECT MAX(seq) FROM (SELECT seq, created_at FROM events WHERE seq <= @upTo ORDER BY seq LIMIT @limit)
-           WHERE created_at < @before)`,
-      ),
       authorPage: q(
         `SELECT ${POST_COLUMNS} FROM posts p WHERE p.id IN (${authorPostIds('@before')})
          AND p.id < @before AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT @limit`,
@@ -160,6 +132,10 @@ export class SocialStore {
         `SELECT CAST(p.id AS TEXT) AS id FROM posts p WHERE p.id IN (${authorPostIds('@before', '@after')})
          AND p.id > @after AND p.id < @before AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT @limit`,
       ),
+      countPosts: q('SELECT COUNT(*) FROM posts WHERE deleted_at IS NULL').pluck(),
+      countFollows: q('SELECT COUNT(*) FROM follows').pluck(),
+      countLikes: q('SELECT COUNT(*) FROM likes').pluck(),
+      hasUnfiled: q(`SELECT EXISTS (SELECT 1 FROM events WHERE type = 'post_created' AND seq > ${FILING_POSITION})`).pluck(),
       indexAuthorPosts: q(
         `INSERT OR IGNORE INTO author_posts (author_id, id)
          SELECT actor_id, CAST(post_id AS INTEGER) FROM events WHERE seq > ? AND seq <= ? AND type = 'post_created' ORDER BY 1, 2`,
@@ -181,7 +157,7 @@ export class SocialStore {
       // row comes back even when no event follows it.
       unfannedPostsAfter: db
         .prepare(
-          `WITH position (last_seq) AS (SELECT ${positionOf(FANOUT_CONSUMER)})
+          `WITH position (last_seq) AS (SELECT ${positionSql(FANOUT_CONSUMER)})
            SELECT position.last_seq, e.seq, e.actor_id, CAST(e.post_id AS INTEGER) FROM position
            LEFT JOIN events e ON e.seq > MAX(?, position.last_seq) AND e.type = 'post_created' ORDER BY e.seq`,
         )
@@ -202,32 +178,37 @@ export class SocialStore {
 
   /**
    * Inserts posts without media or parent, each with its `post_created` event, in as few
-   * statements as possible: the same rows as insertPost and event would write one at a time, for
-   * ~1.5 us less per post (a statement call and its bindings per row were a quarter of the
-   * writer's time). Events follow the order of `posts`.
+   * statements as possible: the same rows as insertPost and event would write one at a time,
+   * without a statement call and its bindings per row, which cost more than the row itself.
+   * Events follow the order of `posts`.
    */
   insertPlainPosts(posts: ReadonlyArray<{ id: bigint; authorId: string; text: string; createdAt: string }>): void {
     for (let from = 0; from < posts.length; from += MULTI_ROW_INSERT) {
       const rows = Math.min(MULTI_ROW_INSERT, posts.length - from);
-      const postValues: unknown[] = [];
-      const eventValues: unknown[] = [];
+      const values: unknown[] = [];
       for (let i = from; i < from + rows; i++) {
         const p = posts[i];
-        postValues.push(p.id, p.authorId, p.text, '[]', null, p.createdAt);
-        eventValues.push('post_created', p.authorId, null, p.id.toString(), PLAIN_POST_PAYLOAD, p.createdAt);
+        values.push(p.id, p.authorId, p.text, '[]', null, p.createdAt);
       }
-      this.multiRow('posts', rows).run(postValues);
-      this.multiRow('events', rows).run(eventValues);
+      this.multiRow(rows).run(values);
     }
+    const events: OutboxEvent[] = posts.map((p) => ({
+      type: 'post_created',
+      actorId: p.authorId,
+      recipientId: null,
+      postId: p.id.toString(),
+      payload: PLAIN_POST_PAYLOAD,
+      createdAt: p.createdAt,
+    }));
+    this.outbox.appendMany(events, MULTI_ROW_INSERT);
   }
 
-  /** The INSERT of `rows` posts or events, prepared once per row count. */
-  private multiRow(table: 'posts' | 'events', rows: number): Statement {
-    const key = `${table}:${rows}`;
-    let statement = this.multiRowInserts.get(key);
+  /** The INSERT of `rows` posts, prepared once per row count. */
+  private multiRow(rows: number): Statement {
+    let statement = this.multiRowInserts.get(rows);
     if (!statement) {
-      statement = this.db.prepare(`INSERT INTO ${table === 'posts' ? POST_INSERT : EVENT_INSERT} VALUES ${Array(rows).fill(ROW).join(', ')}`);
-      this.multiRowInserts.set(key, statement);
+      statement = this.db.prepare(`INSERT INTO ${POST_INSERT} VALUES ${Array(rows).fill(ROW).join(', ')}`);
+      this.multiRowInserts.set(rows, statement);
     }
     return statement;
   }
@@ -251,18 +232,6 @@ export class SocialStore {
 
   addReplyCount(parent: bigint, delta: 1 | -1): void {
     (delta > 0 ? this.s.incReplies : this.s.decReplies).run(parent);
-  }
-
-  mediaOwner(id: string): string | undefined {
-    return (this.s.mediaOwner.get(id) as { owner_id: string } | undefined)?.owner_id;
-  }
-
-  insertMedia(id: string, ownerId: string, contentType: string, size: number, now: string): void {
-    this.s.insertMedia.run(id, ownerId, contentType, size, now);
-  }
-
-  media(id: string): { id: string; owner_id: string; content_type: string; size: number; created_at: string } | undefined {
-    return this.s.media.get(id) as { id: string; owner_id: string; content_type: string; size: number; created_at: string } | undefined;
   }
 
   /** True when the like is new. */
@@ -294,12 +263,9 @@ export class SocialStore {
     return true;
   }
 
-  event(type: EventType, actorId: string | null, recipientId: string | null, postId: string | null, payload: Record<string, unknown>, now: string): void {
-    this.s.insertEvent.run(type, actorId, recipientId, postId, JSON.stringify(payload), now);
-  }
-
-  advanceConsumer(name: string, seq: number, now: string): void {
-    this.s.advanceConsumer.run(name, seq, now);
+  /** Appends a microblog event to the outbox, in the caller's transaction. */
+  event(type: SocialEventType, actorId: string | null, recipientId: string | null, postId: string | null, payload: Record<string, unknown>, now: string): void {
+    this.outbox.append({ type, actorId, recipientId, postId, payload: JSON.stringify(payload), createdAt: now });
   }
 
   /** An author's live posts with ids below `before`, newest first. */
@@ -319,31 +285,26 @@ export class SocialStore {
    * events the filing covered.
    */
   indexAuthorPosts(now: string): number {
-    const from = this.filing.last();
-    const to = this.filing.newest();
+    const from = this.outbox.position(AUTHOR_INDEX_POSITION);
+    const to = this.outbox.newest();
     if (to <= from) return 0;
     this.s.indexAuthorPosts.run(from, to);
-    this.s.advanceConsumer.run(AUTHOR_INDEX_CONSUMER, to, now);
+    this.outbox.setPosition(AUTHOR_INDEX_POSITION, to, now);
     return to - from;
   }
 
-  /**
-   * Deletes up to `limit` of the oldest outbox events that every one of `consumers` has processed
-   * (a consumer with no position yet holds back everything) and that were made before `before`,
-   * in the caller's transaction. Returns how many were deleted. Sequence numbers are never
-   * reused (AUTOINCREMENT), so positions and the newest event stay meaningful.
-   */
-  pruneEvents(consumers: readonly string[], before: string, limit: number): number {
-    let upTo = Infinity;
-    for (const name of consumers) upTo = Math.min(upTo, this.consumer(name).last());
-    if (!(upTo > 0)) return 0;
-    return this.s.pruneEvents.run({ upTo, before, limit }).changes;
+  /** True when some post was created after the last filing under authors (a crash can leave such). */
+  hasUnfiledPosts(): boolean {
+    return this.s.hasUnfiled.get() === 1;
   }
 
-  private consumer(name: string): OutboxCursor {
-    let cursor = this.consumers.get(name);
-    if (!cursor) this.consumers.set(name, (cursor = new OutboxCursor(this.db, name)));
-    return cursor;
+  /** Live posts, follows and likes, for `perch status`. */
+  counts(): { posts: number; follows: number; likes: number } {
+    return {
+      posts: this.s.countPosts.get() as number,
+      follows: this.s.countFollows.get() as number,
+      likes: this.s.countLikes.get() as number,
+    };
   }
 
   followees(userId: string): FolloweeRow[] {
@@ -389,5 +350,86 @@ export class SocialStore {
   hydrate(ids: bigint[]): TimelineRow[] {
     if (ids.length === 0) return [];
     return this.s.hydrate.all('[' + ids.join(',') + ']') as TimelineRow[];
+  }
+}
+
+/** What the fan-out reads (fanout.ts): rows as arrays, ids as bigint. */
+export class FanoutStore {
+  /** The live posts created by a range of events, and their authors. */
+  private readonly postsStmt: Statement;
+  /**
+   * An author's follower count and whether their posts were ever left to the pull path: asked
+   * once per author of a batch, not joined into every post's row.
+   */
+  private readonly standingStmt: Statement;
+  /** Followers of an author and the id their follow was minted at, below a bound. */
+  private readonly followersStmt: Statement;
+  /** Just the followers whose follow was minted below a bound: all a single new post needs. */
+  private readonly followersBelowStmt: Statement;
+  /** The follows made by a range of events that still exist, with their followee's standing. */
+  private readonly followsStmt: Statement;
+  private readonly markPulledStmt: Statement;
+  private readonly newestPostStmt: Statement;
+
+  constructor(db: Sqlite) {
+    this.postsStmt = db
+      .prepare(
+        `SELECT p.id, p.author_id FROM events e JOIN posts p ON p.id = CAST(e.post_id AS INTEGER)
+         WHERE e.seq > ? AND e.seq <= ? AND e.type = 'post_created' AND p.deleted_at IS NULL`,
+      )
+      .raw()
+      .safeIntegers(true);
+    this.standingStmt = db
+      .prepare('SELECT u.followers_count, pa.author_id IS NOT NULL FROM users u LEFT JOIN pull_authors pa ON pa.author_id = u.id WHERE u.id = ?')
+      .raw()
+      .safeIntegers(true);
+    this.followersStmt = db.prepare('SELECT follower_id, since_id FROM follows WHERE followee_id = ? AND since_id < ?').raw().safeIntegers(true);
+    this.followersBelowStmt = db.prepare('SELECT follower_id FROM follows WHERE followee_id = ? AND since_id < ?').pluck();
+    this.followsStmt = db
+      .prepare(
+        `SELECT f.follower_id, f.followee_id, f.since_id, u.followers_count, pa.author_id IS NOT NULL FROM events e
+         JOIN follows f ON f.follower_id = e.actor_id AND f.followee_id = e.recipient_id JOIN users u ON u.id = f.followee_id
+         LEFT JOIN pull_authors pa ON pa.author_id = f.followee_id
+         WHERE e.seq > ? AND e.seq <= ? AND e.type = 'follow'`,
+      )
+      .raw()
+      .safeIntegers(true);
+    this.markPulledStmt = db.prepare('INSERT OR IGNORE INTO pull_authors (author_id, marked_at) VALUES (?, ?)');
+    this.newestPostStmt = db.prepare('SELECT COALESCE(MAX(id), 0) FROM posts').pluck().safeIntegers(true);
+  }
+
+  /** [post id, author id] of the live posts created by the events in (after, upTo]. */
+  postsCreated(after: number, upTo: number): Array<[bigint, string]> {
+    return this.postsStmt.all(after, upTo) as Array<[bigint, string]>;
+  }
+
+  /** [followers_count, 1 when ever pulled at read time] of an author. */
+  standing(authorId: string): [followersCount: bigint, pulled: bigint] {
+    return this.standingStmt.get(authorId) as [bigint, bigint];
+  }
+
+  /** [follower id, since id] of an author's follows minted below `below`. */
+  followers(authorId: string, below: bigint): Array<[string, bigint]> {
+    return this.followersStmt.all(authorId, below) as Array<[string, bigint]>;
+  }
+
+  /** The followers whose follow was minted below `below`. */
+  followersBelow(authorId: string, below: bigint): string[] {
+    return this.followersBelowStmt.all(authorId, below) as string[];
+  }
+
+  /** [follower, followee, since id, followee's followers_count, pulled] of the live follows made in (after, upTo]. */
+  followsMade(after: number, upTo: number): Array<[string, string, bigint, bigint, bigint]> {
+    return this.followsStmt.all(after, upTo) as Array<[string, string, bigint, bigint, bigint]>;
+  }
+
+  /** Records that an author's posts are left to the pull path from now on. */
+  markPulled(authorId: string, now: string): void {
+    this.markPulledStmt.run(authorId, now);
+  }
+
+  /** The newest post committed. */
+  newestPostId(): bigint {
+    return this.newestPostStmt.get() as bigint;
   }
 }

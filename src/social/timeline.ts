@@ -9,7 +9,8 @@ import { idsBelow, isWindow, mergeNewestFirst, windowFloor } from '../core/timel
 import { homeTimelines, pulledAtReadTime, type HomeTimelineDb } from './home-timelines';
 import { postFields, type SocialStore, type TimelineRow } from './store';
 import { UnfannedPosts } from './unfanned-posts';
-import type { Page, PostWithCounts } from './service';
+import type { Page } from '../http/paging';
+import type { PostWithCounts } from './service';
 
 /**
  * The parts of a timeline item that never change once the post exists (posts are not edited and

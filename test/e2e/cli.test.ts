@@ -189,5 +189,5 @@ t.test('commands that read a store do not make one where --data points at nothin
   t.equal((await runCli(['migrate', '--data', missing])).code, 0, 'migrate makes it');
   const status = await runCli(['status', '--json', '--data', missing]);
   t.equal(status.code, 0, status.stderr);
-  t.same(JSON.parse(status.stdout).click_queue, { depth: 0, lag_seconds: 0 });
+  t.same(JSON.parse(status.stdout).links.click_queue, { depth: 0, lag_seconds: 0 });
 });

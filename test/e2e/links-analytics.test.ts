@@ -86,8 +86,8 @@ t.test('perch status shows the pool and the click queue', async (t) => {
   const r = await server.cli(['status', '--json']);
   t.equal(r.code, 0, r.stderr);
   const s = JSON.parse(r.stdout);
-  t.type(s.code_pool_size, 'number');
-  t.ok(s.code_pool_size > 0);
-  t.same(Object.keys(s.click_queue).sort(), ['depth', 'lag_seconds']);
+  t.type(s.links.code_pool_size, 'number');
+  t.ok(s.links.code_pool_size > 0);
+  t.same(Object.keys(s.links.click_queue).sort(), ['depth', 'lag_seconds']);
   t.ok((await metric(server, 'perch_code_pool_size'))! > 0);
 });

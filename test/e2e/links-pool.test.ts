@@ -53,7 +53,7 @@ t.test('pool empty: 503 unavailable with retry hints; redirects still 302', asyn
   const list = await server.get('/api/links', { key: alice.key });
   t.equal(list.json.items.length, 2, 'the failed creation left nothing behind');
   const status = JSON.parse((await server.cli(['status', '--json'])).stdout);
-  t.equal(status.code_pool_size, 0);
+  t.equal(status.links.code_pool_size, 0);
 });
 
 t.test('a new links.code_length applies to the next link, not after the old pool is used up', async (t) => {

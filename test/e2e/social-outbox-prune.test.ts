@@ -3,13 +3,12 @@
 import t from 'tap';
 import { rmSync } from 'node:fs';
 import { startServer, tempDataDir } from '../helpers/server';
-import { addUsers } from '../helpers/store';
+import { addUsers, groupCommit } from '../helpers/store';
 import { eventually } from '../social/helpers';
-import { migrate, openSqlite } from '../../src/store/sqlite';
+import { openSqlite } from '../../src/store/sqlite';
+import { migrateAll } from '../../src/capabilities';
 import { IdGenerator } from '../../src/core/snowflake';
-import { writeExecutor, type WriteOpName } from '../../src/server/write-ops';
-import { GroupCommit } from '../../src/social/group-commit';
-import { OUTBOX_RETENTION_MS } from '../../src/social/outbox';
+import { OUTBOX_RETENTION_MS } from '../../src/outbox/module';
 
 const ALICE = '1001';
 
@@ -17,11 +16,11 @@ t.test('processed events past the retention are pruned by the running server', a
   const dataDir = tempDataDir('perch-outbox-prune-e2e-');
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const db = openSqlite(dataDir);
-  migrate(db);
+  migrateAll(db);
   addUsers(db, { [ALICE]: 'alice' });
   const ids = new IdGenerator(1023);
-  const group = new GroupCommit(db, writeExecutor(db));
-  const post = (createdAt: string): [WriteOpName, unknown] => ['createPost', { id: ids.next(), authorId: ALICE, text: 'hello', mediaIds: [], replyTo: null, createdAt }];
+  const group = groupCommit(db);
+  const post = (createdAt: string): [string, unknown] => ['createPost', { id: ids.next(), authorId: ALICE, text: 'hello', mediaIds: [], replyTo: null, createdAt }];
   const old = new Date(Date.now() - OUTBOX_RETENTION_MS - 60_000).toISOString();
   // Three posts made past the retention and processed by every consumer, then one recent post.
   t.ok(group.commit([post(old), post(old), post(old)]).every((o) => o.ok));
@@ -36,7 +35,7 @@ t.test('processed events past the retention are pruned by the running server', a
   // The job runs every 10 s.
   await eventually('the old events pruned', 25_000, async () => ((await kept()) === 1 ? true : undefined));
   const status = JSON.parse((await server.cli(['status', '--json'])).stdout);
-  t.equal(status.social.outbox_events, 1, 'the recent event is kept');
+  t.equal(status.outbox.events, 1, 'the recent event is kept');
   const listed = await server.get(`/api/users/${ALICE}/posts`);
   t.equal(listed.status, 200);
   t.equal(listed.json.items.length, 4, 'every post is still listed');

@@ -1,7 +1,10 @@
 // Stores for tests that run below the HTTP server: a SQLite file in a temporary data directory
 // of its own, closed and removed after the test, and users to own what the test writes.
 import { rmSync } from 'node:fs';
-import { migrate, openSqlite, type Sqlite } from '../../src/store/sqlite';
+import { openSqlite, type Sqlite } from '../../src/store/sqlite';
+import { migrateAll, writerSetup } from '../../src/capabilities';
+import { GroupCommit } from '../../src/writer/group-commit';
+import { writeExecutor } from '../../src/writer/operations';
 import { tempDataDir } from './server';
 
 export type Teardown = { teardown(fn: () => unknown): void };
@@ -10,7 +13,7 @@ export type Teardown = { teardown(fn: () => unknown): void };
 export function tempStore(t: Teardown, prefix: string, opts: { migrated?: boolean } = {}): { dir: string; db: Sqlite } {
   const dir = tempDataDir(prefix);
   const db = openSqlite(dir);
-  if (opts.migrated ?? true) migrate(db);
+  if (opts.migrated ?? true) migrateAll(db);
   t.teardown(() => {
     db.close();
     rmSync(dir, { recursive: true, force: true });
@@ -22,4 +25,16 @@ export function tempStore(t: Teardown, prefix: string, opts: { migrated?: boolea
 export function addUsers(db: Sqlite, handles: Record<string, string>, createdAt = '2026-01-01T00:00:00.000Z'): void {
   const insert = db.prepare('INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, ?, ?, ?)');
   for (const [id, handle] of Object.entries(handles)) insert.run(id, handle, handle.toLowerCase(), createdAt);
+}
+
+/** The writer's group commit on `db`, with every capability's operations. */
+export function groupCommit(db: Sqlite): GroupCommit {
+  return new GroupCommit(db, writeExecutor(db, writerSetup().writes));
+}
+
+/** Commits operations as one group on `db`; throws the first failure, else returns the results. */
+export function commitAll(group: GroupCommit, ops: Array<[string, unknown]>): unknown[] {
+  const out = group.commit(ops);
+  for (const o of out) if (!o.ok) throw o.error;
+  return out.map((o) => (o as { value: unknown }).value);
 }

@@ -2,7 +2,8 @@
 import t, { type Test } from 'tap';
 import { rmSync } from 'node:fs';
 import { tempDataDir } from '../helpers/server';
-import { migrate, openSqlite } from '../../src/store/sqlite';
+import { openSqlite } from '../../src/store/sqlite';
+import { migrateAll } from '../../src/capabilities';
 import { openHotStore } from '../../src/store/lmdb';
 import { LinkStore } from '../../src/links/store';
 import { CodePool } from '../../src/links/code-pool';
@@ -13,7 +14,7 @@ import { loadConfig } from '../../src/config';
 
 const dir = tempDataDir('perch-links-');
 const sqlite = openSqlite(dir);
-migrate(sqlite);
+migrateAll(sqlite);
 const hot = openHotStore(dir);
 const store = new LinkStore(sqlite);
 sqlite.prepare("INSERT INTO users (id, handle, handle_lower, created_at) VALUES ('1', 'u', 'u', '2026-01-01T00:00:00.000Z')").run();

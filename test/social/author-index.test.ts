@@ -4,13 +4,11 @@
 import t from 'tap';
 import { join } from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { addUsers, tempStore } from '../helpers/store';
-import { migrate, type Sqlite } from '../../src/store/sqlite';
-import { MIGRATIONS } from '../../src/store/migrations';
-import { writeExecutor } from '../../src/server/write-ops';
-import { GroupCommit, WriterClient } from '../../src/social/group-commit';
-import { SocialStore } from '../../src/social/store';
-import { AUTHOR_INDEX_CONSUMER } from '../../src/social/outbox-cursor';
+import { addUsers, groupCommit, tempStore } from '../helpers/store';
+import type { Sqlite } from '../../src/store/sqlite';
+import { allMigrations, migrateAll } from '../../src/capabilities';
+import { WriterClient } from '../../src/writer/client';
+import { AUTHOR_INDEX_POSITION as AUTHOR_INDEX_CONSUMER, SocialStore } from '../../src/social/store';
 import type { WriterData } from '../../src/server/messages';
 
 const now = '2026-01-02T00:00:00.000Z';
@@ -27,10 +25,10 @@ const pluck = (db: Sqlite, sql: string) => db.prepare(sql).pluck().all();
 
 t.test('posts are listed under their author before and after filing, the same', async (t) => {
   const { db } = freshDb(t);
-  migrate(db);
+  migrateAll(db);
   addUsers(db, USERS, now);
   const store = new SocialStore(db);
-  const group = new GroupCommit(db, writeExecutor(db));
+  const group = groupCommit(db);
   const position = () => db.prepare('SELECT last_seq FROM event_consumers WHERE name = ?').pluck().get(AUTHOR_INDEX_CONSUMER);
   t.equal(position(), 0, 'the migration starts the position at the newest event (none yet)');
 
@@ -73,7 +71,7 @@ t.test('the migration files the posts of a store made before it, and drops the o
   const { db } = freshDb(t);
   // The schema as it was at version 3, with posts written the old way.
   db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-  for (const m of MIGRATIONS.filter((m) => m.version <= 3)) {
+  for (const m of allMigrations().filter((m) => m.version <= 3)) {
     db.exec(m.sql);
     db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, now);
   }
@@ -86,20 +84,20 @@ t.test('the migration files the posts of a store made before it, and drops the o
   }
   t.same(pluck(db, "SELECT name FROM sqlite_master WHERE name = 'posts_author'"), ['posts_author']);
 
-  t.same(migrate(db).find((m) => m.version === 4), { version: 4, name: 'author index' });
+  t.same(migrateAll(db).find((m) => m.version === 4), { version: 4, name: 'author index' });
   t.same(pluck(db, "SELECT name FROM sqlite_master WHERE name = 'posts_author'"), [], 'the index on posts is gone');
   t.same(pluck(db, 'SELECT author_id || \':\' || id FROM author_posts ORDER BY author_id, id'), [`${ALICE}:1`, `${ALICE}:3`, `${BOB}:2`]);
   t.same(pluck(db, `SELECT last_seq FROM event_consumers WHERE name = '${AUTHOR_INDEX_CONSUMER}'`), [3]);
   t.same(ids(new SocialStore(db).authorPage(ALICE, 1000n, 50)), ['3', '1']);
-  t.same(migrate(db), [], 'applied once');
+  t.same(migrateAll(db), [], 'applied once');
 });
 
 t.test('the writer thread files what a crash left unfiled as it starts, and new posts shortly after their commit', async (t) => {
   const { db, dir } = freshDb(t);
-  migrate(db);
+  migrateAll(db);
   addUsers(db, USERS, now);
   // Committed, then the process died before filing it.
-  t.ok(new GroupCommit(db, writeExecutor(db)).commit([['createPost', post(29, ALICE)]])[0].ok);
+  t.ok(groupCommit(db).commit([['createPost', post(29, ALICE)]])[0].ok);
   const filed = () => pluck(db, 'SELECT CAST(id AS TEXT) FROM author_posts ORDER BY id');
   // Polled, not timed: filing follows the start, or a commit, by a few milliseconds.
   const until = async (n: number) => {
@@ -107,8 +105,8 @@ t.test('the writer thread files what a crash left unfiled as it starts, and new 
   };
 
   const { port1, port2 } = new MessageChannel();
-  const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats: new SharedArrayBuffer(16), newPosts: new SharedArrayBuffer(4) };
-  const worker = new Worker(join(__dirname, '../../src/server/writer-thread.js'), { workerData, transferList: [port2] });
+  const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats: new SharedArrayBuffer(16), signals: new SharedArrayBuffer(4) };
+  const worker = new Worker(join(__dirname, '../../src/writer/thread.js'), { workerData, transferList: [port2] });
   await new Promise<void>((resolve) => worker.once('message', () => resolve()));
   await until(1);
   t.same(filed(), ['29'], 'filed at start, with nothing sent');

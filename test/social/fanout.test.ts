@@ -2,18 +2,15 @@
 // a post minted after a follow was requested but committed (and fanned out) before that follow —
 // repaired when the follow's own event is fanned out. Older posts are never backfilled.
 import t, { type Test } from 'tap';
-import { addUsers, tempStore } from '../helpers/store';
+import { addUsers, groupCommit, tempStore } from '../helpers/store';
 import { loadConfig } from '../../src/config';
 import { openHotStore } from '../../src/store/lmdb';
-import { writeExecutor } from '../../src/server/write-ops';
-import { GroupCommit } from '../../src/social/group-commit';
 import { fanoutTask } from '../../src/social/fanout';
 import { homeTimelines } from '../../src/social/home-timelines';
 import { decodeTimeline, encodeTimeline } from '../../src/core/timeline-merge';
-import type { TaskContext } from '../../src/workers/tasks';
-import type { WriteOpName } from '../../src/server/write-ops';
+import type { TaskContext } from '../../src/workers/context';
 
-type Op = [WriteOpName, unknown];
+type Op = [string, unknown];
 
 const now = '2026-01-02T00:00:00.000Z';
 const AUTHOR = '1001';
@@ -31,7 +28,7 @@ function setUp(t: Test, celebrityFollowers = 10_000, windows = true) {
   if (windows) for (const id of [AUTHOR, LATE, EARLY, NEWCOMER]) homeTimelines(hot).putSync(id, encodeTimeline(0n, []));
   const config = loadConfig({ env: {}, overrides: { social: { celebrity_followers: celebrityFollowers, timeline_cap: 800 } } });
   const ctx: TaskContext = { config, dataDir: dir, sqlite, hot };
-  const group = new GroupCommit(sqlite, writeExecutor(sqlite));
+  const group = groupCommit(sqlite);
   const commit = (...ops: Op[]) => t.ok(group.commit(ops).every((o) => o.ok), 'committed');
   let done = 0;
   /** Fans out every event committed since the last call, as the dispatcher would. */

@@ -1,17 +1,14 @@
 // The home-timeline reader on real stores: posts committed but not yet fanned out are merged in
 // from the outbox, so that a window made meanwhile (a user's first, say) hides none of them.
 import t from 'tap';
-import { addUsers, tempStore } from '../helpers/store';
+import { addUsers, groupCommit, tempStore } from '../helpers/store';
 import { loadConfig } from '../../src/config';
 import { openHotStore } from '../../src/store/lmdb';
-import { writeExecutor, type WriteOpName } from '../../src/server/write-ops';
-import { GroupCommit } from '../../src/social/group-commit';
 import { homeTimelines } from '../../src/social/home-timelines';
 import { encodeTimeline } from '../../src/core/timeline-merge';
-import { SocialStore } from '../../src/social/store';
+import { FANOUT_CONSUMER, SocialStore } from '../../src/social/store';
 import { HomeTimelineReader } from '../../src/social/timeline';
-import { TOP } from '../../src/social/service';
-import { FANOUT_CONSUMER } from '../../src/social/outbox-cursor';
+import { TOP } from '../../src/core/snowflake';
 
 const now = '2026-01-02T00:00:00.000Z';
 const AUTHOR = '2001';
@@ -23,10 +20,10 @@ t.test('posts the fan-out has not reached are in the timeline, above a window th
   const hot = openHotStore(dir);
   t.teardown(() => hot.close());
   addUsers(db, { [AUTHOR]: 'author', [STRANGER]: 'stranger', [READER]: 'reader' }, now);
-  const group = new GroupCommit(db, writeExecutor(db));
-  const commit = (...ops: Array<[WriteOpName, unknown]>) => t.ok(group.commit(ops).every((o) => o.ok), 'committed');
-  const post = (id: string, authorId = AUTHOR): [WriteOpName, unknown] => ['createPost', { id, authorId, text: 'post ' + id, mediaIds: [], replyTo: null, createdAt: now }];
-  const fannedOutTo = (seq: number): [WriteOpName, unknown] => ['advanceConsumer', { name: FANOUT_CONSUMER, seq, now }];
+  const group = groupCommit(db);
+  const commit = (...ops: Array<[string, unknown]>) => t.ok(group.commit(ops).every((o) => o.ok), 'committed');
+  const post = (id: string, authorId = AUTHOR): [string, unknown] => ['createPost', { id, authorId, text: 'post ' + id, mediaIds: [], replyTo: null, createdAt: now }];
+  const fannedOutTo = (seq: number): [string, unknown] => ['advanceConsumer', { name: FANOUT_CONSUMER, seq, now }];
   const reader = new HomeTimelineReader(new SocialStore(db), hot, loadConfig({ env: {} }));
   const ids = () => reader.read(READER, TOP, 20).items.map((p) => p.id);
 

@@ -1,4 +1,5 @@
-import type { Migration } from './index';
+// Schema of users and API keys.
+import type { Migration } from '../store/migration';
 
 export const accounts: Migration = {
   version: 1,
@@ -23,3 +24,5 @@ export const accounts: Migration = {
     CREATE INDEX api_keys_user ON api_keys(user_id);
   `,
 };
+
+export const MIGRATIONS: readonly Migration[] = [accounts];

@@ -1,4 +1,5 @@
-import type { Migration } from './index';
+// Schema the server itself needs, whatever its capabilities.
+import type { Migration } from '../store/migration';
 
 // Secrets of this installation, made once with the database. `cursor` keys the MAC of list
 // cursors (core/cursor.ts): without a secret anyone could compute a valid cursor, and the
@@ -14,3 +15,5 @@ export const serverSecrets: Migration = {
     INSERT INTO server_secrets (name, value) VALUES ('cursor', randomblob(32));
   `,
 };
+
+export const SYSTEM_MIGRATIONS: readonly Migration[] = [serverSecrets];

@@ -1,4 +1,5 @@
-import type { Migration } from './index';
+// Schema of the short-link service. Released migrations are never edited; a change is a new one.
+import type { Migration } from '../store/migration';
 
 // Short links, the register of every code ever minted, click aggregates and anomaly flags.
 // `id` is a snowflake (time-sortable) used to list a user's links newest first; `expires_ms`
@@ -64,3 +65,23 @@ export const links: Migration = {
     );
   `,
 };
+
+// Where the click drain stands (links/clicks.ts): the queue keys of the batch it is committing,
+// in how many parts of at most how many links, and how many of them are committed. Each part's transaction updates it, so a
+// drain that a crash interrupted resumes after the last committed part instead of counting the
+// whole batch again.
+export const clickDrain: Migration = {
+  version: 6,
+  name: 'click drain progress',
+  sql: `
+    CREATE TABLE click_drain (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      keys TEXT NOT NULL,
+      parts INTEGER NOT NULL,
+      part_links INTEGER NOT NULL,
+      done INTEGER NOT NULL
+    );
+  `,
+};
+
+export const MIGRATIONS: readonly Migration[] = [links, clickDrain];

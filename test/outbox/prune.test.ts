@@ -1,14 +1,13 @@
-// Pruning the outbox: an event is deleted only once every consumer has processed it and it is
+// Pruning the outbox: an event is deleted only once every position is done with it and it is
 // older than the retention; nothing a consumer or a reader still needs goes, and sequence numbers
 // go on from where they were.
 import t from 'tap';
-import { addUsers, tempStore, type Teardown } from '../helpers/store';
+import { addUsers, groupCommit, tempStore, type Teardown } from '../helpers/store';
 import type { Sqlite } from '../../src/store/sqlite';
-import { writeExecutor } from '../../src/server/write-ops';
-import { GroupCommit, type WriterClient } from '../../src/social/group-commit';
-import { SocialStore } from '../../src/social/store';
-import { AUTHOR_INDEX_CONSUMER, FANOUT_CONSUMER, OutboxCursor } from '../../src/social/outbox-cursor';
-import { OUTBOX_RETENTION_MS, pruneOutbox } from '../../src/social/outbox';
+import type { WriterClient } from '../../src/writer/client';
+import { AUTHOR_INDEX_POSITION as AUTHOR_INDEX_CONSUMER, FANOUT_CONSUMER, SocialStore } from '../../src/social/store';
+import { outboxOf } from '../../src/outbox/store';
+import { OUTBOX_RETENTION_MS, pruneOutbox } from '../../src/outbox/module';
 
 const ALICE = '1001';
 const OLD = '2026-01-02T00:00:00.000Z';
@@ -23,7 +22,7 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 function setup(t: Teardown) {
   const { db } = tempStore(t, 'perch-outbox-prune-');
   addUsers(db, { [ALICE]: 'alice' });
-  const group = new GroupCommit(db, writeExecutor(db));
+  const group = groupCommit(db);
   const commit = (ops: Array<[string, unknown]>) => {
     const out = group.commit(ops as never);
     for (const o of out) if (!o.ok) throw o.error;
@@ -73,12 +72,12 @@ t.test('readers and numbering are unchanged by pruning', async (t) => {
   position(FANOUT_CONSUMER, 5);
   t.equal(commit([['pruneOutbox', { before: CUTOFF, limit: 100 }]])[0], 2);
   t.same(seqs(db), [], 'the outbox can be emptied');
-  const cursor = new OutboxCursor(db, FANOUT_CONSUMER);
-  t.equal(cursor.newest(), 5, 'the newest event number survives an empty outbox');
-  t.same(cursor.lag(), { events: 0, seconds: 0 });
+  const outbox = outboxOf(db);
+  t.equal(outbox.newest(), 5, 'the newest event number survives an empty outbox');
+  t.same(outbox.lag(FANOUT_CONSUMER), { events: 0, seconds: 0 });
   commit([['createPost', post(106, NEW)]]);
   t.same(seqs(db), [6], 'numbers are never reused');
-  t.same(cursor.lag().events, 1);
+  t.same(outbox.lag(FANOUT_CONSUMER).events, 1);
 });
 
 t.test('pruneOutbox deletes a backlog a batch per write, with the retention from now', async (t) => {
@@ -89,11 +88,12 @@ t.test('pruneOutbox deletes a backlog a batch per write, with the retention from
   const writes: Array<{ before: string; limit: number }> = [];
   const client = {
     run: async (op: string, args: { before: string; limit: number }) => {
-      if (op === 'pruneOutbox') writes.push(args);
-      else t.equal(op, 'indexAuthorPosts', 'the only other write: the filing, first');
+      t.equal(op, 'pruneOutbox', 'the job writes nothing else');
+      writes.push(args);
       return commit([[op, args]])[0];
     },
   } as unknown as WriterClient;
+  client.as = () => client as never;
 
   const justAfter = Date.parse(OLD) + OUTBOX_RETENTION_MS - 1000;
   t.equal(await pruneOutbox({ writes: client }, justAfter), 0, 'within the retention: nothing');
@@ -111,16 +111,23 @@ t.test('pruneOutbox deletes a backlog a batch per write, with the retention from
   t.same(seqs(db), []);
 });
 
-t.test('likes and follows after the last post are pruned too: the job moves the filing on first', async (t) => {
+t.test('the filing holds back only the posts it has not filed: the likes and follows after it go', async (t) => {
   const { db, commit, position } = setup(t);
   commit([['createPost', post(101, OLD)]]);
   commit([['indexAuthorPosts', { now: OLD }]]);
-  // Only likes since: the writer's filing, which runs after new posts, has not moved.
+  // Only likes since: the writer's filing, which runs after new posts, has not moved past them.
   commit([['like', { userId: ALICE, postId: '101', now: OLD }], ['unlike', { userId: ALICE, postId: '101', now: OLD }]]);
   position(FANOUT_CONSUMER, 3);
   t.same(seqs(db), [1, 2, 3]);
-  t.equal(commit([['pruneOutbox', { before: CUTOFF, limit: 100 }]])[0], 1, 'the filing holds back the likes');
-  const client = { run: async (op: string, args: unknown) => commit([[op, args]])[0] } as unknown as WriterClient;
-  t.equal(await pruneOutbox({ writes: client }, Date.parse(OLD) + OUTBOX_RETENTION_MS + 60_000), 2);
+  t.equal(commit([['pruneOutbox', { before: CUTOFF, limit: 100 }]])[0], 3, 'the filing reads only post_created events');
+  t.same(seqs(db), []);
+
+  // A post not filed yet holds back itself and everything after it.
+  commit([['createPost', post(102, OLD)], ['like', { userId: ALICE, postId: '101', now: OLD }]]);
+  commit([['like', { userId: ALICE, postId: '102', now: OLD }]]);
+  position(FANOUT_CONSUMER, 6);
+  t.equal(commit([['pruneOutbox', { before: CUTOFF, limit: 100 }]])[0], 0, 'the unfiled post (4) holds back 4..6');
+  commit([['indexAuthorPosts', { now: OLD }]]);
+  t.equal(commit([['pruneOutbox', { before: CUTOFF, limit: 100 }]])[0], 3);
   t.same(seqs(db), []);
 });

@@ -1,79 +1,120 @@
 // The writer: the one place where the server's request path writes SQLite. It gathers what its
-// channels sent, commits it as one group (social/group-commit.ts) and answers each channel once a
-// sync of the write-ahead log has covered that commit (store/wal-sync.ts). Syncs run beside the
-// commits: the next group is committed while the previous one is being synced. The writer also
-// files new posts under their authors (social/store.ts indexAuthorPosts), a few milliseconds after
-// they were committed and many at once, as its own operation in a group.
+// clients sent, commits it as one group (group-commit.ts) and answers each client once a sync of
+// the write-ahead log has covered that commit (wal-sync.ts). Syncs run beside the commits: the
+// next group is committed while the previous one is being synced.
 //
-// It runs on a thread of its own when the server has several HTTP threads (writer-thread.ts), and
-// inside the HTTP thread when there is only one (http-thread.ts): a hop between threads costs a
-// wake-up each way, which on a small machine was a fifth of the rate of post creation.
+// The writer knows no capability. Capabilities give it named operations (operations.ts), jobs of
+// its own (WriterJob: an operation it queues itself some time after others committed, such as the
+// microblog's filing of new posts under their authors), and signals (WriterSignal: a shared
+// counter raised once a sync made some change durable, such as new outbox events, so that
+// background work waiting on it starts at once).
+//
+// It runs on a thread of its own when the server has several HTTP threads (thread.ts), and inside
+// the HTTP thread when there is only one (server/http-thread.ts): a hop between threads costs a
+// wake-up each way, which on a small machine is a large part of a write's cost.
 import type { MessagePort } from 'node:worker_threads';
 import { log, errorFields } from '../log';
 import { openSqlite, walPath, type Sqlite } from '../store/sqlite';
-import { WalSync } from '../store/wal-sync';
 import { HttpError, unavailable } from '../http/errors';
-import { writeExecutor, type WriteOpName } from './write-ops';
-import { GroupCommit, WriterClient, isBusy, toWire, type Outcome, type WriteReply, type WriteRequest } from '../social/group-commit';
-import { hasUnfiledPosts } from '../social/store';
+import { WalSync } from './wal-sync';
+import { writeExecutor, type WriteSet } from './operations';
+import { GroupCommit, isBusy } from './group-commit';
+import { WriterClient } from './client';
+import { toWire, type Outcome, type WriteReply, type WriteRequest } from './protocol';
 
 /** Where a group's answers for one sender go. */
 type Deliver = (reply: WriteReply) => void;
 
 /**
- * How long new posts wait to be filed under their authors. A filing rewrites a page per author
- * whatever the number of posts it files for them, so a filing of many posts costs each less:
- * measured alone, the writer's time per post at groups of 50 was 7.3–8.1 us when it filed every
- * 1,000 posts and 6.4–6.6 us every 5,000 (5.2 without filing). The wait is bounded in posts as
- * well, because reads scan the unfiled posts' events (docs/social.md, "Posts").
+ * An operation the writer queues for itself, `delayMs` after operations named in `after` were
+ * committed, or as soon as `batch` of them wait: work that is cheaper done for many writes at
+ * once than in each. Nobody awaits it.
  */
-const AUTHOR_FILING_DELAY_MS = 100;
-/** Posts that are filed at once, without waiting for the delay. */
-const AUTHOR_FILING_POSTS = 2000;
+export interface WriterJob {
+  name: string;
+  op: string;
+  args(): unknown;
+  after: readonly string[];
+  delayMs: number;
+  batch: number;
+  /** True when work is left over (from before a crash): the job then runs at start and at stop. */
+  pending(): boolean;
+}
+
+/** A change that background work waits for: `moved` is asked after each commit. */
+export interface WriterSignal {
+  name: string;
+  /** True when the group just committed made the change (and resets it). */
+  moved(): boolean;
+}
+
+/** What the capabilities give the writer, each bound to its connection. */
+export interface WriterSetup {
+  writes: readonly WriteSet[];
+  jobs?: ReadonlyArray<(db: Sqlite) => WriterJob[]>;
+  signals?: ReadonlyArray<(db: Sqlite) => WriterSignal[]>;
+}
+
+export interface WriterOptions {
+  dataDir: string;
+  setup: WriterSetup;
+  /** [commits, writes] of requested writes, read by the supervisor for /metrics without a message. */
+  stats: Float64Array;
+  /** Called once the 503s of a failed sync are on their way: the server must stop. */
+  onSyncFailure(): void;
+  /** Called after a sync that made a signal's change durable. */
+  raise?(signal: string): void;
+}
+
 /** How soon a group tries again when another connection holds SQLite's write lock. */
 const BUSY_RETRY_MS = 1;
+
+interface JobState {
+  job: WriterJob;
+  /** Operations that made it due since it was last queued. */
+  waiting: number;
+  timer: NodeJS.Timeout | null;
+}
 
 export class Writer {
   private readonly db: Sqlite;
   private readonly wal: WalSync;
   private readonly group: GroupCommit;
-  private ops: Array<[WriteOpName, unknown]> = [];
-  /** Who sent each operation; null for the writer's own (the author filing), which nobody awaits. */
+  private ops: Array<[string, unknown]> = [];
+  /** Who sent each operation; null for the writer's own jobs, which nobody awaits. */
   private from: Array<[Deliver, number] | null> = [];
   private scheduled = false;
-  private filingTimer: NodeJS.Timeout | null = null;
-  /** Posts committed since the last filing was queued. */
-  private unfiled = 0;
+  private readonly jobs: JobState[];
+  /** Jobs by the operations that make them due. */
+  private readonly jobsAfter = new Map<string, JobState[]>();
+  private readonly signals: WriterSignal[];
   private busyRetry: NodeJS.Timeout | null = null;
   private stopping = false;
   /** Set by a failed sync: every later write is refused, none committed. */
   private failed = false;
   private readonly ports: MessagePort[] = [];
 
-  /**
-   * `stats`: [commits, writes] of requested writes, read by the supervisor for /metrics without a
-   * message round trip. `onSyncFailure` is called once the 503s of a failed sync are on their way:
-   * the server must stop, since the writer refuses everything from then on. `newPosts`, shared
-   * with the supervisor, counts the syncs that made new posts durable: its fan-out job waits on it
-   * (Atomics), so a post's fan-out starts as soon as the post is answered, not at the job's next tick.
-   */
-  constructor(
-    dataDir: string,
-    private readonly stats: Float64Array,
-    private readonly onSyncFailure: () => void,
-    private readonly newPosts: Int32Array | null = null,
-  ) {
-    this.db = openSqlite(dataDir);
+  constructor(private readonly opts: WriterOptions) {
+    this.db = openSqlite(opts.dataDir);
     // This connection's commits only append to the log; WalSync makes them durable before any answer.
     this.db.pragma('synchronous = NORMAL');
     // Never sleep in SQLite's busy handler: the writer may share its thread with requests, and a
-    // CLI command or pool task holding the write lock (a click drain can take tens of ms) would
-    // stall them all. A group that finds the lock taken waits on a timer instead (flush).
+    // CLI command or pool task holding the write lock would stall them all. A group that finds
+    // the lock taken waits on a timer instead (flush).
     this.db.pragma('busy_timeout = 0');
-    this.wal = new WalSync(walPath(dataDir));
-    this.group = new GroupCommit(this.db, writeExecutor(this.db));
-    // Posts committed before a crash may not have been filed yet.
-    if (hasUnfiledPosts(this.db)) this.fileAuthorPosts();
+    this.wal = new WalSync(walPath(opts.dataDir));
+    this.group = new GroupCommit(this.db, writeExecutor(this.db, opts.setup.writes));
+    this.jobs = (opts.setup.jobs ?? []).flatMap((bind) => bind(this.db)).map((job) => ({ job, waiting: 0, timer: null }));
+    for (const state of this.jobs) {
+      for (const op of state.job.after) {
+        const list = this.jobsAfter.get(op) ?? [];
+        list.push(state);
+        this.jobsAfter.set(op, list);
+      }
+    }
+    this.signals = (opts.setup.signals ?? []).flatMap((bind) => bind(this.db));
+    // Work that a crash left undone.
+    for (const state of this.jobs) if (state.job.pending()) this.queueJob(state);
   }
 
   /** Takes the writes another thread sends on this port, and answers there. */
@@ -99,14 +140,19 @@ export class Writer {
     return client;
   }
 
-  /** Commits what is left, files its posts, waits for the last sync, then closes the connection. */
+  /** Commits what is left, runs the jobs with work left, waits for the last sync, then closes. */
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.filingTimer) clearTimeout(this.filingTimer);
+    for (const state of this.jobs) if (state.timer) clearTimeout(state.timer);
     await this.flushAll();
-    if (!this.failed && hasUnfiledPosts(this.db)) {
-      this.fileAuthorPosts();
-      await this.flushAll();
+    if (!this.failed) {
+      let queued = false;
+      for (const state of this.jobs) {
+        if (!state.job.pending()) continue;
+        this.queueJob(state);
+        queued = true;
+      }
+      if (queued) await this.flushAll();
     }
     if (this.busyRetry) clearTimeout(this.busyRetry);
     await this.wal.drained();
@@ -130,10 +176,10 @@ export class Writer {
   }
 
   private receive(deliver: Deliver, request: WriteRequest): void {
-    for (let i = 0; i < request.length; i += 3) this.queue(request[i + 1] as WriteOpName, request[i + 2], [deliver, request[i] as number]);
+    for (let i = 0; i < request.length; i += 3) this.queue(request[i + 1] as string, request[i + 2], [deliver, request[i] as number]);
   }
 
-  private queue(op: WriteOpName, args: unknown, sender: [Deliver, number] | null): void {
+  private queue(op: string, args: unknown, sender: [Deliver, number] | null): void {
     this.ops.push([op, args]);
     this.from.push(sender);
     if (!this.scheduled) {
@@ -143,12 +189,23 @@ export class Writer {
     }
   }
 
-  private readonly fileAuthorPosts = (): void => {
-    if (this.filingTimer) clearTimeout(this.filingTimer);
-    this.filingTimer = null;
-    this.unfiled = 0;
-    this.queue('indexAuthorPosts', { now: new Date().toISOString() }, null);
-  };
+  private queueJob(state: JobState): void {
+    if (state.timer) clearTimeout(state.timer);
+    state.timer = null;
+    state.waiting = 0;
+    this.queue(state.job.op, state.job.args(), null);
+  }
+
+  /** Counts a group's committed operations towards the jobs they make due. */
+  private noteCommitted(op: string): void {
+    const states = this.jobsAfter.get(op);
+    if (!states) return;
+    for (const state of states) {
+      state.waiting++;
+      if (state.waiting >= state.job.batch) this.queueJob(state);
+      else state.timer ??= setTimeout(() => this.queueJob(state), state.job.delayMs);
+    }
+  }
 
   private readonly flush = (): void => {
     this.scheduled = false;
@@ -179,16 +236,16 @@ export class Writer {
       // The metrics count what was asked for: groups with requested writes, and those writes.
       const requested = senders.reduce((n, s) => (s ? n + 1 : n), 0);
       if (requested > 0) {
-        this.stats[0]++;
-        this.stats[1] += requested;
+        this.opts.stats[0]++;
+        this.opts.stats[1] += requested;
       }
     }
     const replies = new Map<Deliver, WriteReply>();
-    let postsCreated = 0;
+    const countJobs = this.jobsAfter.size > 0 && !this.stopping && !this.failed;
     for (let i = 0; i < out.length; i++) {
       const o = out[i];
       if (!o.ok && !(o.error instanceof HttpError)) log.error('write failed', { op: batch[i][0], ...errorFields(o.error) });
-      if (o.ok && batch[i][0] === 'createPost') postsCreated++;
+      if (o.ok && countJobs) this.noteCommitted(batch[i][0]);
       const sender = senders[i];
       if (!sender) continue;
       const [deliver, n] = sender;
@@ -197,18 +254,12 @@ export class Writer {
       if (o.ok) reply.push(n, 1, o.value);
       else reply.push(n, 0, toWire(o.error));
     }
-    if (postsCreated > 0 && !this.stopping) {
-      this.unfiled += postsCreated;
-      if (this.unfiled >= AUTHOR_FILING_POSTS) this.fileAuthorPosts();
-      else this.filingTimer ??= setTimeout(this.fileAuthorPosts, AUTHOR_FILING_DELAY_MS);
-    }
+    let raised: string[] | null = null;
+    if (!this.failed) for (const s of this.signals) if (s.moved()) (raised ??= []).push(s.name);
     this.wal.afterCommit((err) => {
       if (!err) {
         for (const [deliver, reply] of replies) deliver(reply);
-        if (postsCreated > 0 && this.newPosts) {
-          Atomics.add(this.newPosts, 0, 1);
-          Atomics.notify(this.newPosts, 0);
-        }
+        if (raised && this.opts.raise) for (const name of raised) this.opts.raise(name);
         return;
       }
       // After a failed sync the kernel may have dropped the unsynced pages: nothing since the last
@@ -222,7 +273,7 @@ export class Writer {
         for (let i = 1; i < reply.length; i += 3) if (reply[i] === 1) (reply[i] = 0), (reply[i + 1] = failed);
         deliver(reply);
       }
-      if (first) this.onSyncFailure();
+      if (first) this.opts.onSyncFailure();
     });
   };
 }

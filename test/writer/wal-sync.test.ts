@@ -5,8 +5,9 @@ import t from 'tap';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDataDir } from '../helpers/server';
-import { migrate, openSqlite, walPath } from '../../src/store/sqlite';
-import { WalSync } from '../../src/store/wal-sync';
+import { openSqlite, walPath } from '../../src/store/sqlite';
+import { migrateAll } from '../../src/capabilities';
+import { WalSync } from '../../src/writer/wal-sync';
 
 t.test('commits made while a sync runs wait for the next one', async (t) => {
   const dir = tempDataDir('perch-walsync-');
@@ -30,7 +31,7 @@ t.test('the log of a real database, synced after commits made with synchronous=N
   const dir = tempDataDir('perch-walsync-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const db = openSqlite(dir);
-  migrate(db);
+  migrateAll(db);
   db.pragma('synchronous = NORMAL');
   const wal = new WalSync(walPath(dir));
   const acked: number[] = [];

@@ -4,15 +4,17 @@ import t from 'tap';
 import { join } from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { addUsers, tempStore } from '../helpers/store';
-import { writeExecutor, type WriteOpName } from '../../src/server/write-ops';
-import { GroupCommit, ISOLATED_AFTER_RERUN, WriterClient } from '../../src/social/group-commit';
+import { GroupCommit, ISOLATED_AFTER_RERUN } from '../../src/writer/group-commit';
+import { WriterClient } from '../../src/writer/client';
+import { writeExecutor } from '../../src/writer/operations';
+import { writerSetup } from '../../src/capabilities';
 import { HttpError } from '../../src/http/errors';
 import type { WriterData } from '../../src/server/messages';
 
 const { dir, db } = tempStore(t, 'perch-writer-');
 const USER = '1001';
 addUsers(db, { [USER]: 'w' });
-const exec = writeExecutor(db);
+const exec = writeExecutor(db, writerSetup().writes);
 
 const now = '2026-01-02T00:00:00.000Z';
 const post = (id: string, replyTo: string | null = null) => ({ id, authorId: USER, text: 'hi ' + id, mediaIds: [] as string[], replyTo, createdAt: now });
@@ -64,7 +66,7 @@ t.test('a batch without a failing write runs once, without the isolated second r
 
 t.test('after a rerun, the next batches run isolated at once, with the same outcomes', async (t) => {
   const group = new GroupCommit(db, exec);
-  const failing = (i: number) => ['like', { userId: USER, postId: String(990_000 + i), now }] as [WriteOpName, unknown]; // no such post
+  const failing = (i: number) => ['like', { userId: USER, postId: String(990_000 + i), now }] as [string, unknown]; // no such post
   let n = 0;
   const batch = () => {
     n++;
@@ -111,8 +113,8 @@ t.test("the short-link service's writes run in the same groups, with their own o
 t.test('a real writer thread answers each write with its own outcome, HttpErrors intact', async (t) => {
   const { port1, port2 } = new MessageChannel();
   const stats = new SharedArrayBuffer(16);
-  const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats, newPosts: new SharedArrayBuffer(4) };
-  const worker = new Worker(join(__dirname, '../../src/server/writer-thread.js'), { workerData, transferList: [port2] });
+  const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats, signals: new SharedArrayBuffer(4) };
+  const worker = new Worker(join(__dirname, '../../src/writer/thread.js'), { workerData, transferList: [port2] });
   await new Promise<void>((resolve) => worker.once('message', () => resolve()));
   const client = WriterClient.overPort(port1);
 
@@ -173,14 +175,14 @@ t.test('a writer whose channel closes rejects every waiting write with 503', asy
 
 t.test('runs of plain posts are written together, with the rows and results of one write at a time', async (t) => {
   // The same batch twice: through the group commit (plain posts in bulk), and one write at a time.
-  const batch = (base: number): Array<[WriteOpName, unknown]> => {
+  const batch = (base: number): Array<[string, unknown]> => {
     const id = (k: number) => String(base + k);
     const p = (k: number, parent: number | null = null) => ({ ...post(id(k), parent === null ? null : id(parent)), text: `post ${k}` });
     return [
       ['createPost', p(1)],
       ['createPost', p(2)],
       ['createPost', p(3, 1)], // a reply ends the run
-      ...Array.from({ length: 40 }, (_, k) => ['createPost', p(10 + k)] as [WriteOpName, unknown]),
+      ...Array.from({ length: 40 }, (_, k) => ['createPost', p(10 + k)] as [string, unknown]),
       ['like', { userId: USER, postId: id(12), now }], // a like of a post made earlier in the run
       ['createPost', p(60)],
     ];

@@ -1,23 +1,16 @@
-// The piscina task entry point: one pool for the whole app, one file, tasks dispatched by name.
-// Each pool thread opens its own store handles once (from workerData) and keeps them.
+// The piscina task entry point: one pool for the whole app, one file, tasks dispatched by name
+// from every capability's table (capabilities.ts). Each pool thread opens its own store handles
+// once (from workerData) and keeps them.
 import { workerData } from 'node:worker_threads';
 import type { Config } from '../config';
-import { openSqlite, type Sqlite } from '../store/sqlite';
-import { openHotStore, type HotStore } from '../store/lmdb';
+import { openSqlite } from '../store/sqlite';
+import { openHotStore } from '../store/lmdb';
 import { setLogLevel } from '../log';
-import { TASKS } from './registry';
+import { allTasks } from '../capabilities';
+import type { TaskContext, TaskHandler, TaskRequest } from './context';
 
-export interface TaskRequest {
-  task: keyof typeof TASKS;
-  payload?: unknown;
-}
-
-export interface TaskContext {
-  config: Config;
-  dataDir: string;
-  sqlite: Sqlite;
-  hot: HotStore;
-}
+/** Every capability's tasks, and a round trip through the pool for checks of the pool itself. */
+const TASKS: Record<string, TaskHandler> = { ping: () => 'pong', ...allTasks() };
 
 let ctx: TaskContext | undefined;
 
@@ -47,5 +40,5 @@ export default async function runTask(request: TaskRequest): Promise<unknown> {
   // never renews its read snapshot between tasks: without a reset, a task would read LMDB as it
   // was many tasks ago (and a read-modify-write outside a write transaction would undo others).
   c.hot.root.resetReadTxn();
-  return handler(c, request.payload as never);
+  return handler(c, request.payload);
 }

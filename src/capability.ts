@@ -1,0 +1,95 @@
+// What a capability (accounts, links, media, social, ...) is to the rest of perch: one module
+// object that hands every part of the server what it contributes. The server's parts know only
+// this shape; capabilities are listed once, in capabilities.ts. A capability's folder holds
+// module.ts (this object), routes.ts, service.ts, store.ts (all of its SQL), schema.ts (zod),
+// writes.ts (its write operations), tasks.ts (its pool tasks) and migrations.ts, as it needs them.
+import type { Registry } from 'prom-client';
+import type { Config } from './config';
+import type { AccountStore } from './accounts/store';
+import type { CursorCodec } from './core/cursor';
+import type { RawRoute, Route } from './http/router';
+import type { ThreadMetrics } from './http/metrics';
+import type { OutboxConsumer, OutboxPosition } from './outbox/consumer';
+import type { PubSub } from './pubsub/port';
+import type { RateLimits } from './ratelimit/policies';
+import type { BackgroundContext, BackgroundJob } from './server/background';
+import type { HotStore } from './store/lmdb';
+import type { Migration } from './store/migration';
+import type { Sqlite } from './store/sqlite';
+import type { WriterClient } from './writer/client';
+import type { WriteSet } from './writer/operations';
+import type { WriterJob, WriterSignal } from './writer/writer';
+import type { TaskTable } from './workers/context';
+
+/** What every capability gets in an HTTP thread. */
+export interface ThreadContext {
+  config: Config;
+  dataDir: string;
+  /** This thread's own SQLite connection, for reads (writes go through `writes`). */
+  sqlite: Sqlite;
+  hot: HotStore;
+  newId(): string;
+  /** The node id this thread leased: unique among the minters on the data dir. */
+  nodeId: number;
+  writes: WriterClient;
+  cursors: CursorCodec;
+  limits: RateLimits;
+  accounts: AccountStore;
+  /** Messages between the threads of this process (pubsub/port.ts). */
+  pubsub: PubSub;
+  metrics: ThreadMetrics;
+  /** Client addresses whose X-Forwarded-For is believed (server.trusted_proxies). */
+  trustedProxies: ReadonlySet<string>;
+  threadIndex: number;
+}
+
+/** A capability's part of one HTTP thread. */
+export interface CapabilityThread {
+  routes?: Route[];
+  /** Hot paths served by raw uWS handlers (http/router.ts, RawRoute). */
+  rawRoutes?: RawRoute[];
+  /** Called as the thread stops, after its last request. */
+  close?(): void | Promise<void>;
+}
+
+/** What `perch status` shows of a capability: flat values, or one level of groups. */
+export type StatusSection = Record<string, string | number | boolean | null | Record<string, string | number | boolean | null>>;
+
+export interface StatusContext {
+  config: Config;
+  sqlite: Sqlite;
+  hot: HotStore;
+}
+
+export interface Capability {
+  name: string;
+  /** Schema migrations; versions are global (store/migration.ts) and never reused. */
+  migrations?: readonly Migration[];
+  /** Named write operations the writer runs on its connection. */
+  writes?: WriteSet;
+  /** Operations the writer queues for itself (writer/writer.ts, WriterJob). */
+  writerJobs?(db: Sqlite): WriterJob[];
+  /** Changes the writer reports once durable (writer/writer.ts, WriterSignal). */
+  writerSignals?(db: Sqlite): WriterSignal[];
+  /** Names of the signals this capability raises (server/signals.ts). */
+  signals?: readonly string[];
+  /** Tasks the piscina pool runs, by name (workers/context.ts). */
+  tasks?: TaskTable;
+  /** Outbox consumers: pool tasks fed with ranges of events (outbox/consumer.ts). */
+  consumers?: readonly OutboxConsumer[];
+  /** Positions in the outbox kept by something else than a consumer (the writer's jobs). */
+  outboxPositions?: readonly OutboxPosition[];
+  /**
+   * Supervisor work before the server reports listening (so the first requests do not compete
+   * with it); a failure is logged and the jobs catch up.
+   */
+  prepare?(ctx: BackgroundContext): Promise<void>;
+  /** The supervisor's periodic jobs. */
+  jobs?(ctx: BackgroundContext): BackgroundJob[];
+  /** Gauges the supervisor adds to /metrics. */
+  gauges?(registry: Registry, ctx: BackgroundContext): void;
+  /** Opens the capability in an HTTP thread: its routes and what they use. */
+  http?(ctx: ThreadContext): CapabilityThread;
+  /** Lines of `perch status`. */
+  status?(ctx: StatusContext): StatusSection;
+}

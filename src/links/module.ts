@@ -1,0 +1,129 @@
+// The short-link capability: creation, the redirect (the appliance's hot path), details with
+// click analytics, edits and deletion, plus its background work: keeping the code pool full,
+// draining the click queue, the anomaly detector and the expiry sweep.
+import { Gauge } from 'prom-client';
+import type { Capability } from '../capability';
+import { log } from '../log';
+import { openFlagMirror } from './anomaly';
+import { clickQueueState, openClickQueue } from './clicks';
+import { CodePool } from './code-pool';
+import { MIGRATIONS } from './migrations';
+import { redirectRoutes } from './redirect';
+import { linkRoutes } from './routes';
+import { LinkService } from './service';
+import { LinkStore } from './store';
+import { LINK_TASKS } from './tasks';
+import { linkWrites, type LinkWrites } from './writes';
+
+export const links: Capability = {
+  name: 'links',
+  migrations: MIGRATIONS,
+  writes: linkWrites,
+  tasks: LINK_TASKS,
+
+  // Fill the pool to its target before the server listens (a first start fills 10,000 codes);
+  // afterwards a job tops it up below the low-water mark.
+  async prepare(ctx) {
+    const pool = new CodePool(ctx.hot);
+    const length = ctx.config.links.code_length;
+    const discarded = pool.discardOtherLengths(length);
+    if (discarded > 0) log.info('links.code_length changed: pooled codes of another length discarded', { discarded, code_length: length });
+    const size = pool.size();
+    const target = ctx.config.links.pool_target;
+    if (size >= target) return;
+    // Said before the wait, so a slow first start (a large target) explains itself in the log.
+    log.info('filling the code pool before listening', { size, target });
+    await ctx.runTask(LINK_TASKS, 'links.refillPool', { below: target });
+  },
+
+  jobs(ctx) {
+    const pool = new CodePool(ctx.hot);
+    return [
+      {
+        name: 'links.refillPool',
+        everyMs: 500,
+        async run(c) {
+          if (pool.size() < c.config.links.pool_low_water) await c.runTask(LINK_TASKS, 'links.refillPool');
+        },
+      },
+      { name: 'links.drainClicks', everyMs: 2000, flushOnStop: true, run: (c) => c.runTask(LINK_TASKS, 'links.drainClicks').then(() => undefined) },
+      { name: 'links.detectAnomalies', everyMs: 1000, run: (c) => c.runTask(LINK_TASKS, 'links.detectAnomalies').then(() => undefined) },
+      { name: 'links.sweepExpired', everyMs: 30_000, run: (c) => c.runTask(LINK_TASKS, 'links.sweepExpired').then(() => undefined) },
+    ];
+  },
+
+  gauges(registry, ctx) {
+    const pool = new CodePool(ctx.hot);
+    const queue = openClickQueue(ctx.hot);
+    const flags = openFlagMirror(ctx.hot);
+    new Gauge({
+      name: 'perch_code_pool_size',
+      help: 'Pre-generated short codes available for new links.',
+      registers: [registry],
+      collect() {
+        this.set(pool.size());
+      },
+    });
+    new Gauge({
+      name: 'perch_click_queue_depth',
+      help: 'Click batches (one per event-loop turn of an HTTP thread) waiting to be aggregated.',
+      registers: [registry],
+      collect() {
+        this.set(clickQueueState(queue).depth);
+      },
+    });
+    new Gauge({
+      name: 'perch_click_queue_lag_seconds',
+      help: 'Age of the oldest click event waiting to be aggregated (0 when the queue is empty).',
+      registers: [registry],
+      collect() {
+        this.set(clickQueueState(queue).lagSeconds);
+      },
+    });
+    new Gauge({
+      name: 'perch_flagged_accounts',
+      help: 'Accounts currently throttled by the anomaly detector.',
+      registers: [registry],
+      collect() {
+        const now = Date.now();
+        let n = 0;
+        for (const { value } of flags.getRange()) if (value > now) n++;
+        this.set(n);
+      },
+    });
+  },
+
+  http(ctx) {
+    const service = new LinkService({
+      config: ctx.config,
+      sqlite: ctx.sqlite,
+      hot: ctx.hot,
+      limits: ctx.limits,
+      newId: ctx.newId,
+      nodeId: ctx.nodeId,
+      writes: ctx.writes.as<LinkWrites>(),
+      pubsub: ctx.pubsub,
+    });
+    return {
+      routes: linkRoutes(service, ctx.limits, ctx.cursors),
+      rawRoutes: redirectRoutes({
+        cache: service.cache,
+        clicks: service.clicks,
+        limiter: ctx.limits.redirect,
+        trustedProxies: ctx.trustedProxies,
+        observe: ctx.metrics.observe,
+        rejected: ctx.metrics.rateLimitRejected,
+      }),
+      close: () => service.close(),
+    };
+  },
+
+  status({ sqlite, hot }) {
+    const queue = clickQueueState(openClickQueue(hot));
+    return {
+      links: new LinkStore(sqlite).countLinks(),
+      code_pool_size: new CodePool(hot).size(),
+      click_queue: { depth: queue.depth, lag_seconds: queue.lagSeconds },
+    };
+  },
+};

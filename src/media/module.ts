@@ -1,0 +1,16 @@
+// The media capability: uploaded images, their files under <data>/media and their rows.
+import type { Capability } from '../capability';
+import { MediaFiles, MediaStore } from './store';
+import { MediaService } from './service';
+import { mediaRoutes } from './routes';
+import { mediaWrites, type MediaWrites } from './writes';
+
+export const media: Capability = {
+  name: 'media',
+  writes: mediaWrites,
+  http(ctx) {
+    const service = new MediaService(new MediaStore(ctx.sqlite), new MediaFiles(ctx.dataDir), ctx.writes.as<MediaWrites>(), ctx.newId);
+    return { routes: mediaRoutes(service) };
+  },
+  status: ({ sqlite }) => ({ media: new MediaStore(sqlite).count() }),
+};

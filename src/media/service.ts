@@ -1,0 +1,55 @@
+// Uploads and reads of media, independent of HTTP: an upload is checked (declared type, sniffed
+// bytes), written durably as a file, then recorded by the writer.
+import { HttpError, invalidField, notFound } from '../http/errors';
+import { isIdString } from '../core/snowflake';
+import { isoNow } from '../core/clock';
+import { baseContentType, isMediaType, sniffMediaType } from '../core/media-type';
+import type { Writes } from '../writer/operations';
+import type { MediaFiles, MediaRow, MediaStore } from './store';
+import type { MediaWrites } from './writes';
+
+export const MEDIA_MAX_BYTES = 5 * 1024 * 1024;
+
+export interface Uploaded {
+  id: string;
+  content_type: string;
+  size: number;
+  url: string;
+}
+
+export class MediaService {
+  constructor(
+    private readonly store: MediaStore,
+    private readonly files: MediaFiles,
+    private readonly writes: Writes<MediaWrites>,
+    private readonly newId: () => string,
+  ) {}
+
+  /** Stores an upload of `contentType` (as the request declared it); resolves once committed. */
+  async upload(ownerId: string, contentType: string, bytes: Buffer): Promise<Uploaded> {
+    const declared = baseContentType(contentType);
+    if (!isMediaType(declared)) {
+      throw new HttpError('unsupported_media_type', 'Upload a PNG, JPEG, GIF or WebP image with its Content-Type.');
+    }
+    if (bytes.length === 0) throw invalidField('', 'the body is empty');
+    const actual = sniffMediaType(bytes);
+    if (actual !== declared) {
+      throw invalidField('', actual ? `the body is ${actual}, not ${declared}` : `the body is not a ${declared} image`);
+    }
+    const id = this.newId();
+    this.files.write(id, bytes);
+    await this.writes.run('insertMedia', { id, ownerId, contentType: declared, size: bytes.length, now: isoNow() });
+    return { id, content_type: declared, size: bytes.length, url: `/media/${id}` };
+  }
+
+  /** A media's row; 404 when there is none (a malformed id names none). */
+  get(id: string): MediaRow {
+    const row = isIdString(id) ? this.store.byId(id) : undefined;
+    if (!row) throw notFound('No such media.');
+    return row;
+  }
+
+  read(id: string): Promise<Buffer> {
+    return this.files.read(id);
+  }
+}

@@ -1,0 +1,62 @@
+// Outbox consumers: background work fed with the outbox's events in order, at least once. A
+// consumer is a pool task that takes a range of event numbers; the supervisor's dispatcher hands
+// it each batch of new events and moves the consumer's position past the batch only after the
+// task succeeded, so after a crash or restart processing resumes at the first event not
+// processed. Tasks must be idempotent: a range may run again.
+import type { BackgroundContext } from '../server/background';
+import type { TaskTable } from '../workers/context';
+import { outboxOf, type PositionSpec } from './store';
+import type { OutboxWrites } from './writes';
+
+/** A range of events: after the last one processed (exclusive), up to the batch's last. */
+export interface OutboxRange {
+  after: number;
+  upTo: number;
+}
+
+/** A position held by something other than a dispatched consumer (store.ts, PositionSpec). */
+export type OutboxPosition = PositionSpec;
+
+export interface OutboxConsumer<R = unknown> {
+  /** The position's name in event_consumers. */
+  name: string;
+  /** The pool task that processes a range (it takes an OutboxRange), and its table. */
+  tasks: TaskTable;
+  task: string;
+  /** Events per task at most; a backlog is worked off in tasks back to back. */
+  batch: number;
+  /** How often the dispatcher looks for new events when nothing wakes it. */
+  everyMs: number;
+  /**
+   * The least time from one task's start to the next's while events keep coming, given what
+   * the last task answered (undefined before one succeeded). Default: none.
+   */
+  gapMs?(last: R | undefined): number;
+  /** Prefix of its lag gauges in /metrics (`<prefix>_events`, `<prefix>_seconds`). */
+  lagMetric?: string;
+}
+
+const lastTasks = new WeakMap<OutboxConsumer, { start: number; result: unknown }>();
+
+/**
+ * Hands the pending events to the consumer's task, in order, a batch at a time. It keeps going
+ * only while batches are full (a backlog); otherwise the next tick or wake-up picks up what
+ * arrived meanwhile. The final run at shutdown takes everything.
+ */
+export async function dispatchOutbox(consumer: OutboxConsumer, ctx: BackgroundContext, final = false): Promise<void> {
+  const outbox = outboxOf(ctx.sqlite);
+  const writes = ctx.writes.as<OutboxWrites>();
+  for (let first = true; ; first = false) {
+    const last = outbox.position(consumer.name);
+    const newest = outbox.newest();
+    if (newest <= last) return;
+    const previous = lastTasks.get(consumer);
+    if (first && !final && previous && consumer.gapMs && performance.now() - previous.start < consumer.gapMs(previous.result)) return;
+    const range: OutboxRange = { after: last, upTo: Math.min(newest, last + consumer.batch) };
+    const task: { start: number; result: unknown } = { start: performance.now(), result: undefined };
+    lastTasks.set(consumer, task);
+    task.result = await ctx.runTask(consumer.tasks, consumer.task, range as never);
+    await writes.run('advanceConsumer', { name: consumer.name, seq: range.upTo, now: new Date().toISOString() });
+    if (!final && range.upTo - last < consumer.batch) return;
+  }
+}

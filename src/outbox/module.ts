@@ -1,0 +1,105 @@
+// The outbox as a module of its own: every capability that appends events or consumes them
+// (capability.ts: consumers, outboxPositions) goes through it. It gives the writer the position
+// and pruning operations and the "outbox" signal (raised once new events are durable, so that a
+// consumer starts at once instead of at its next tick), and the supervisor one dispatcher job per
+// consumer, the pruning job and the gauges.
+import { Gauge } from 'prom-client';
+import type { Capability, StatusSection } from '../capability';
+import type { BackgroundContext } from '../server/background';
+import { dispatchOutbox, type OutboxConsumer } from './consumer';
+import { outboxOf, type PositionSpec } from './store';
+import { outboxWrites, type OutboxWrites } from './writes';
+
+export const OUTBOX_SIGNAL = 'outbox';
+
+/**
+ * Events every position is done with are kept this long, for an operator looking into what
+ * happened, and then deleted: the outbox is a queue, not a history (docs/architecture.md).
+ */
+export const OUTBOX_RETENTION_MS = 60 * 60 * 1000;
+/** Events deleted per write: a few milliseconds of the writer's time, between requests' groups. */
+const PRUNE_BATCH = 2000;
+const PRUNE_EVERY_MS = 10_000;
+/**
+ * A run stops after this long even with a backlog left (the next run goes on), so that a long
+ * backlog (a first start on a large outbox) neither holds up shutdown, which waits for running
+ * jobs, nor keeps the writer busy with deletes for more than a tenth of the time.
+ */
+const PRUNE_RUN_MS = 1000;
+
+/** Deletes processed events older than the retention, a batch per write, for at most PRUNE_RUN_MS. */
+export async function pruneOutbox(ctx: Pick<BackgroundContext, 'writes'>, now = Date.now()): Promise<number> {
+  const writes = ctx.writes.as<OutboxWrites>();
+  const before = new Date(now - OUTBOX_RETENTION_MS).toISOString();
+  const deadline = performance.now() + PRUNE_RUN_MS;
+  let deleted = 0;
+  for (;;) {
+    const n = await writes.run('pruneOutbox', { before, limit: PRUNE_BATCH });
+    deleted += n;
+    if (n < PRUNE_BATCH || performance.now() > deadline) return deleted;
+  }
+}
+
+/** The outbox module for these capabilities' consumers and positions. */
+export function outboxCapability(capabilities: readonly Capability[]): Capability {
+  const consumers: OutboxConsumer[] = capabilities.flatMap((c) => c.consumers ?? []);
+  const positions: PositionSpec[] = [...consumers.map((c) => ({ name: c.name })), ...capabilities.flatMap((c) => c.outboxPositions ?? [])];
+  return {
+    name: 'outbox',
+    writes: outboxWrites(positions),
+    signals: [OUTBOX_SIGNAL],
+    writerSignals: (db) => {
+      const outbox = outboxOf(db);
+      return [{ name: OUTBOX_SIGNAL, moved: () => outbox.takeAppended() }];
+    },
+    jobs: (ctx) => [
+      ...consumers.map((consumer) => ({
+        name: `outbox.${consumer.name}`,
+        everyMs: consumer.everyMs,
+        flushOnStop: true,
+        wakeOn: ctx.signals.counter(OUTBOX_SIGNAL),
+        run: (c: BackgroundContext, final: boolean) => dispatchOutbox(consumer, c, final),
+      })),
+      { name: 'outbox.prune', everyMs: PRUNE_EVERY_MS, run: (c) => pruneOutbox(c).then(() => undefined) },
+    ],
+    gauges(registry, ctx) {
+      const outbox = outboxOf(ctx.sqlite);
+      new Gauge({
+        name: 'perch_outbox_events',
+        help: 'Events kept in the outbox: not yet processed by every consumer, or processed within the retention.',
+        registers: [registry],
+        collect() {
+          this.set(outbox.kept());
+        },
+      });
+      for (const consumer of consumers) {
+        if (!consumer.lagMetric) continue;
+        new Gauge({
+          name: `${consumer.lagMetric}_events`,
+          help: `Outbox events not yet processed by the ${consumer.name} consumer.`,
+          registers: [registry],
+          collect() {
+            this.set(outbox.lag(consumer.name).events);
+          },
+        });
+        new Gauge({
+          name: `${consumer.lagMetric}_seconds`,
+          help: `Age of the oldest outbox event not yet processed by the ${consumer.name} consumer.`,
+          registers: [registry],
+          collect() {
+            this.set(outbox.lag(consumer.name).seconds);
+          },
+        });
+      }
+    },
+    status({ sqlite }) {
+      const outbox = outboxOf(sqlite);
+      const section: StatusSection = { events: outbox.kept(), newest: outbox.newest() };
+      for (const consumer of consumers) {
+        const lag = outbox.lag(consumer.name);
+        section[consumer.name] = { lag_events: lag.events, lag_seconds: Math.round(lag.seconds * 1000) / 1000 };
+      }
+      return section;
+    },
+  };
+}

@@ -1,0 +1,185 @@
+// The outbox in SQLite: `events`, where every change that background work reacts to is appended
+// inside the transaction that makes the change, and `event_consumers`, each consumer's position
+// (the last event it processed). Sequence numbers come from AUTOINCREMENT: never reused, so
+// positions and the newest event stay meaningful after the oldest events are pruned.
+import type { Statement } from 'better-sqlite3';
+import type { Sqlite } from '../store/sqlite';
+
+/** An event as appended; `type` names what happened (each capability has its own). */
+export interface OutboxEvent {
+  type: string;
+  actorId: string | null;
+  recipientId: string | null;
+  postId: string | null;
+  payload: string;
+  createdAt: string;
+}
+
+export interface EventRow {
+  seq: number;
+  type: string;
+  actor_id: string | null;
+  recipient_id: string | null;
+  post_id: string | null;
+  payload: string;
+  created_at: string;
+}
+
+/** A position in the outbox; `types`, when given, are the only events its holder reads. */
+export interface PositionSpec {
+  name: string;
+  types?: readonly string[];
+}
+
+/** The columns an event is inserted with, and one row's placeholders. */
+const EVENT_INSERT = 'events (type, actor_id, recipient_id, post_id, payload, created_at)';
+const ROW = '(?, ?, ?, ?, ?, ?)';
+
+/** SQL for a position by name: the last event processed, 0 before the first. */
+export function positionSql(name: string): string {
+  return `COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${name}'), 0)`;
+}
+
+export class OutboxStore {
+  private readonly insert: Statement;
+  private readonly multiRowInserts = new Map<number, Statement>();
+  private readonly positionStmt: Statement;
+  private readonly setPositionStmt: Statement;
+  private readonly newestStmt: Statement;
+  private readonly oldestAfterStmt: Statement;
+  private readonly keptStmt: Statement;
+  private readonly pruneStmt: Statement;
+  private readonly firstOfTypes = new Map<string, Statement>();
+  private readonly rangeStmt: Statement;
+  /** Events appended through this store since `takeAppended` last asked. */
+  private appended = 0;
+
+  constructor(private readonly db: Sqlite) {
+    this.insert = db.prepare(`INSERT INTO ${EVENT_INSERT} VALUES ${ROW}`);
+    this.positionStmt = db.prepare('SELECT last_seq FROM event_consumers WHERE name = ?').pluck();
+    this.setPositionStmt = db.prepare(
+      'INSERT INTO event_consumers (name, last_seq, updated_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at',
+    );
+    this.newestStmt = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck();
+    this.oldestAfterStmt = db.prepare('SELECT created_at FROM events WHERE seq > ? ORDER BY seq LIMIT 1').pluck();
+    // Events are only ever deleted from the oldest on, so there are no gaps.
+    this.keptStmt = db.prepare('SELECT COALESCE(MAX(seq) - MIN(seq) + 1, 0) FROM events').pluck();
+    // The oldest `limit` events at or below the bound, up to the last of them made before the
+    // cutoff. Events are numbered as they commit and dated as their request ran, a few
+    // milliseconds apart at most, so this is the prefix older than the cutoff, give or take.
+    this.pruneStmt = db.prepare(
+      `DELETE FROM events WHERE seq <= (
+         SELECT MAX(seq) FROM (SELECT seq, created_at FROM events WHERE seq <= @upTo ORDER BY seq LIMIT @limit)
+         WHERE created_at < @before)`,
+    );
+    this.rangeStmt = db.prepare('SELECT seq, type, actor_id, recipient_id, post_id, payload, created_at FROM events WHERE seq > ? AND seq <= ? ORDER BY seq');
+  }
+
+  /** Appends an event, in the caller's transaction. */
+  append(e: OutboxEvent): void {
+    this.insert.run(e.type, e.actorId, e.recipientId, e.postId, e.payload, e.createdAt);
+    this.appended++;
+  }
+
+  /**
+   * Appends many events with as few statements as possible (rows in order), in the caller's
+   * transaction: a statement call and its bindings per row cost more than the row itself.
+   */
+  appendMany(events: readonly OutboxEvent[], rowsPerStatement = 32): void {
+    for (let from = 0; from < events.length; from += rowsPerStatement) {
+      const rows = Math.min(rowsPerStatement, events.length - from);
+      const values: unknown[] = [];
+      for (let i = from; i < from + rows; i++) {
+        const e = events[i];
+        values.push(e.type, e.actorId, e.recipientId, e.postId, e.payload, e.createdAt);
+      }
+      this.multiRow(rows).run(values);
+    }
+    this.appended += events.length;
+  }
+
+  private multiRow(rows: number): Statement {
+    let statement = this.multiRowInserts.get(rows);
+    if (!statement) {
+      statement = this.db.prepare(`INSERT INTO ${EVENT_INSERT} VALUES ${Array(rows).fill(ROW).join(', ')}`);
+      this.multiRowInserts.set(rows, statement);
+    }
+    return statement;
+  }
+
+  /** Whether events were appended through this store since the last call. */
+  takeAppended(): boolean {
+    const moved = this.appended > 0;
+    this.appended = 0;
+    return moved;
+  }
+
+  /** The last event `name` processed; 0 before its first. */
+  position(name: string): number {
+    return (this.positionStmt.get(name) as number | undefined) ?? 0;
+  }
+
+  /** Records that `name` processed every event up to `seq`, in the caller's transaction. */
+  setPosition(name: string, seq: number, now: string): void {
+    this.setPositionStmt.run(name, seq, now);
+  }
+
+  /** The newest committed event's sequence number. */
+  newest(): number {
+    return (this.newestStmt.get() as number | undefined) ?? 0;
+  }
+
+  /** Events after `name`'s position, and the age in seconds of the oldest of them. */
+  lag(name: string, now = Date.now()): { events: number; seconds: number } {
+    const last = this.position(name);
+    const events = Math.max(0, this.newest() - last);
+    if (events === 0) return { events, seconds: 0 };
+    const oldest = this.oldestAfterStmt.get(last) as string | undefined;
+    return { events, seconds: oldest ? Math.max(0, (now - Date.parse(oldest)) / 1000) : 0 };
+  }
+
+  /** Events kept: not yet processed by every position, or processed within the retention. */
+  kept(): number {
+    return (this.keptStmt.get() as number) ?? 0;
+  }
+
+  /** The events in (after, upTo], in order. */
+  range(after: number, upTo: number): EventRow[] {
+    return this.rangeStmt.all(after, upTo) as EventRow[];
+  }
+
+  /**
+   * Deletes up to `limit` of the oldest events that every position is done with and that were
+   * made before `before`, in the caller's transaction; returns how many. A position without a row
+   * yet counts as at the start, so it holds back everything. A position with `types` is done with
+   * every event before the first of those types after it.
+   */
+  prune(positions: readonly PositionSpec[], before: string, limit: number): number {
+    let upTo = Infinity;
+    for (const p of positions) upTo = Math.min(upTo, this.doneUpTo(p));
+    if (!(upTo > 0)) return 0;
+    return this.pruneStmt.run({ upTo, before, limit }).changes;
+  }
+
+  private doneUpTo(p: PositionSpec): number {
+    const last = this.position(p.name);
+    if (!p.types) return last;
+    const key = p.types.join(',');
+    let first = this.firstOfTypes.get(key);
+    if (!first) {
+      first = this.db.prepare(`SELECT MIN(seq) FROM events WHERE seq > ? AND type IN (${p.types.map(() => '?').join(', ')})`).pluck();
+      this.firstOfTypes.set(key, first);
+    }
+    const next = first.get(last, ...p.types) as number | null;
+    return next === null ? this.newest() : next - 1;
+  }
+}
+
+const stores = new WeakMap<Sqlite, OutboxStore>();
+
+/** The outbox store of a connection (one per connection, so appends are counted in one place). */
+export function outboxOf(db: Sqlite): OutboxStore {
+  let s = stores.get(db);
+  if (!s) stores.set(db, (s = new OutboxStore(db)));
+  return s;
+}

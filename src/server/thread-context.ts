@@ -1,0 +1,66 @@
+// What one HTTP thread opens for its capabilities (capability.ts, ThreadContext): its own store
+// handles, a leased node id, the writer's client, the limits, cursors and the publish/subscribe
+// port.
+import type { ThreadContext } from '../capability';
+import type { Config } from '../config';
+import { AccountStore } from '../accounts/store';
+import { CursorCodec } from '../core/cursor';
+import type { ThreadMetrics } from '../http/metrics';
+import { ThreadPubSub } from '../pubsub/port';
+import { RateLimits } from '../ratelimit/policies';
+import { SharedLimiter } from '../ratelimit/shared';
+import { openHotStore } from '../store/lmdb';
+import { leaseNodeId, type LeasedIdGenerator } from '../store/node-lease';
+import { serverSecret } from '../store/secrets';
+import { openSqlite } from '../store/sqlite';
+import type { WriterClient } from '../writer/client';
+
+export interface OpenedThreadContext extends ThreadContext {
+  lease: LeasedIdGenerator;
+  /** Closes what open made (the writer's client included). */
+  close(): Promise<void>;
+}
+
+/**
+ * `writes` reaches the server's writer; closing the context closes it. `redirectTable` holds the
+ * per-IP redirect buckets, shared by every HTTP thread (ratelimit/ip-buckets.ts).
+ */
+export function openThreadContext(
+  config: Config,
+  dataDir: string,
+  threadIndex: number,
+  writes: WriterClient,
+  redirectTable: SharedArrayBuffer,
+  metrics: ThreadMetrics,
+): OpenedThreadContext {
+  const sqlite = openSqlite(dataDir);
+  const hot = openHotStore(dataDir);
+  const lease = leaseNodeId(hot);
+  const limits = new RateLimits(config, new SharedLimiter(hot), { rejected: metrics.rateLimitRejected }, redirectTable);
+  const pubsub = new ThreadPubSub(config.server.threads - 1);
+  return {
+    config,
+    dataDir,
+    sqlite,
+    hot,
+    lease,
+    newId: () => lease.ids.next(),
+    nodeId: lease.nodeId,
+    writes,
+    cursors: new CursorCodec(serverSecret(sqlite, 'cursor')),
+    limits,
+    accounts: new AccountStore(sqlite),
+    pubsub,
+    metrics,
+    trustedProxies: new Set(config.server.trusted_proxies),
+    threadIndex,
+    async close() {
+      writes.close();
+      pubsub.close();
+      limits.redirect.close();
+      lease.release();
+      sqlite.close();
+      await hot.close();
+    },
+  };
+}

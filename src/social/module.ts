@@ -1,0 +1,84 @@
+// The microblog capability: posts, likes, follows, profile lists and home timelines. Its writes
+// append outbox events; the fan-out is an outbox consumer (fanout.ts), and the filing of new posts
+// under their authors is a job of the writer (store.ts, indexAuthorPosts).
+import type { Capability } from '../capability';
+import type { OutboxConsumer } from '../outbox/consumer';
+import { MIGRATIONS } from './migrations';
+import { fanoutTask, type FanoutResult } from './fanout';
+import { socialRoutes } from './routes';
+import { SocialService } from './service';
+import { AUTHOR_INDEX_POSITION, FANOUT_CONSUMER, SocialStore } from './store';
+import { HomeTimelineReader } from './timeline';
+import { socialWrites, type SocialWrites } from './writes';
+
+export const SOCIAL_TASKS = {
+  /** Home-timeline fan-out of a range of outbox events. */
+  'social.fanout': fanoutTask,
+};
+
+/**
+ * How long after a task's start the next may start, while events keep coming. A task's cost is
+ * mostly one rewrite per home timeline it touches, whatever the number of new ids it adds there, so
+ * a task that gathers more posts makes each post cheaper. Under a light load tasks are small and
+ * start at most every 25 ms; once a task has fanned out `HEAVY_TASK_POSTS` or more, the next waits
+ * 100 ms from its start. Posts, not events: a load of likes touches no timeline, and gains nothing
+ * from waiting. The longer lag costs readers nothing, since they merge the posts not fanned out yet
+ * (timeline.ts). A post made while the fan-out is idle, or after a small task, is dispatched as
+ * soon as the writer reports it durable and the short gap allows.
+ */
+const LIGHT_GAP_MS = 25;
+const HEAVY_GAP_MS = 100;
+const HEAVY_TASK_POSTS = 500;
+
+export const fanoutConsumer: OutboxConsumer<FanoutResult> = {
+  name: FANOUT_CONSUMER,
+  tasks: SOCIAL_TASKS,
+  task: 'social.fanout',
+  // A task's time grows with its posts and the timelines they reach; a backlog larger than a
+  // batch is worked off in tasks back to back.
+  batch: 5000,
+  // Woken by the writer when new events are durable; the tick covers the rest.
+  everyMs: 10,
+  gapMs: (last) => ((last?.posts ?? 0) >= HEAVY_TASK_POSTS ? HEAVY_GAP_MS : LIGHT_GAP_MS),
+  lagMetric: 'perch_fanout_lag',
+};
+
+/**
+ * New posts wait this long to be filed under their authors, or until this many wait: a filing
+ * rewrites a page per author whatever the number of posts it files for them, so filing many at
+ * once costs each less. Bounded in posts as well, because reads scan the unfiled posts' events
+ * (docs/social.md, "Posts").
+ */
+const AUTHOR_FILING_DELAY_MS = 100;
+const AUTHOR_FILING_POSTS = 2000;
+
+export const social: Capability = {
+  name: 'social',
+  migrations: MIGRATIONS,
+  writes: socialWrites,
+  writerJobs: (db) => {
+    const store = new SocialStore(db);
+    return [
+      {
+        name: 'social.fileAuthorPosts',
+        op: 'indexAuthorPosts',
+        args: () => ({ now: new Date().toISOString() }),
+        after: ['createPost'],
+        delayMs: AUTHOR_FILING_DELAY_MS,
+        batch: AUTHOR_FILING_POSTS,
+        pending: () => store.hasUnfiledPosts(),
+      },
+    ];
+  },
+  tasks: SOCIAL_TASKS,
+  consumers: [fanoutConsumer],
+  // The filing reads only post_created events: it holds back no other event from pruning.
+  outboxPositions: [{ name: AUTHOR_INDEX_POSITION, types: ['post_created'] }],
+  http(ctx) {
+    const store = new SocialStore(ctx.sqlite);
+    const service = new SocialService(store, ctx.accounts, ctx.newId, ctx.writes.as<SocialWrites>());
+    const timeline = new HomeTimelineReader(store, ctx.hot, ctx.config);
+    return { routes: socialRoutes(service, timeline, ctx.cursors) };
+  },
+  status: ({ sqlite }) => new SocialStore(sqlite).counts(),
+};
