@@ -1,0 +1,82 @@
+// The outbox dispatcher with a real store and a recording task: a consumer gets every event once,
+// in order, a batch at a time; its position moves only after its task succeeded; its gap holds
+// back the next task while events keep coming; the final run at shutdown takes everything.
+import t from 'tap';
+import { addUsers, commitAll, groupCommit, tempStore, type Teardown } from '../helpers/store';
+import { WriterClient } from '../../src/writer/client';
+import { dispatchOutbox, type OutboxConsumer, type OutboxRange } from '../../src/outbox/consumer';
+import { outboxOf } from '../../src/outbox/store';
+import type { BackgroundContext } from '../../src/server/background';
+
+const ALICE = '1001';
+const now = '2026-01-02T00:00:00.000Z';
+
+function setup(t: Teardown, consumerOptions: Partial<OutboxConsumer<number>> = {}) {
+  const { db, dir } = tempStore(t, 'perch-outbox-dispatch-');
+  addUsers(db, { [ALICE]: 'alice' });
+  const group = groupCommit(db);
+  // The supervisor's client, here committing on the test's own connection.
+  const writes = new WriterClient({
+    send: (request) => {
+      const out = group.commit(Array.from({ length: request.length / 3 }, (_, i) => [request[i * 3 + 1] as string, request[i * 3 + 2]]));
+      const reply: unknown[] = [];
+      out.forEach((o, i) => reply.push(request[i * 3], o.ok ? 1 : 0, o.ok ? o.value : { http: false, message: String(o.error), name: 'Error' }));
+      setImmediate(() => writes.receive(reply));
+    },
+    close: () => {},
+  });
+  const ranges: OutboxRange[] = [];
+  let failNext = false;
+  const tasks = {
+    'test.consume': (_ctx: unknown, range: OutboxRange) => {
+      if (failNext) {
+        failNext = false;
+        throw new Error('task failed');
+      }
+      ranges.push(range);
+      return range.upTo - range.after;
+    },
+  };
+  const consumer: OutboxConsumer<number> = { name: 'test', tasks, task: 'test.consume', batch: 3, everyMs: 10, ...consumerOptions };
+  const ctx = {
+    sqlite: db,
+    writes,
+    runTask: async (table: Record<string, (ctx: unknown, p: unknown) => unknown>, name: string, payload: unknown) => table[name](null, payload),
+  } as unknown as BackgroundContext;
+  const posts = (n: number, from: number) =>
+    commitAll(group, Array.from({ length: n }, (_, i): [string, unknown] => ['createPost', { id: String(from + i), authorId: ALICE, text: 'p', mediaIds: [], replyTo: null, createdAt: now }]));
+  return { db, dir, consumer, ctx, ranges, posts, position: () => outboxOf(db).position('test'), failNextTask: () => (failNext = true) };
+}
+
+t.test('a backlog goes in full batches back to back, a short batch ends the run', async (t) => {
+  const s = setup(t);
+  s.posts(7, 100);
+  await dispatchOutbox(s.consumer, s.ctx);
+  t.same(s.ranges, [{ after: 0, upTo: 3 }, { after: 3, upTo: 6 }, { after: 6, upTo: 7 }]);
+  t.equal(s.position(), 7);
+  await dispatchOutbox(s.consumer, s.ctx);
+  t.equal(s.ranges.length, 3, 'nothing new: no task');
+});
+
+t.test('a failed task leaves the position where it was; the next run gives the same range again', async (t) => {
+  const s = setup(t);
+  s.posts(2, 200);
+  s.failNextTask();
+  await t.rejects(dispatchOutbox(s.consumer, s.ctx), /task failed/);
+  t.equal(s.position(), 0);
+  await dispatchOutbox(s.consumer, s.ctx);
+  t.same(s.ranges, [{ after: 0, upTo: 2 }]);
+  t.equal(s.position(), 2);
+});
+
+t.test('the gap holds the next task back while events keep coming; the final run does not wait', async (t) => {
+  const s = setup(t, { gapMs: (last) => (last === undefined ? 0 : 60_000) });
+  s.posts(1, 300);
+  await dispatchOutbox(s.consumer, s.ctx);
+  s.posts(1, 301);
+  await dispatchOutbox(s.consumer, s.ctx);
+  t.same(s.ranges, [{ after: 0, upTo: 1 }], 'the second waits for the gap after a task that succeeded');
+  await dispatchOutbox(s.consumer, s.ctx, true);
+  t.same(s.ranges, [{ after: 0, upTo: 1 }, { after: 1, upTo: 2 }], 'taken at shutdown');
+  t.equal(s.position(), 2);
+});

@@ -1,0 +1,81 @@
+// The publish/subscribe port between threads: typed topics, delivery to every other port of the
+// process (two ports in one thread stand in for two threads: a BroadcastChannel delivers to every
+// other channel of its name), acknowledged publishing, and closing.
+import t from 'tap';
+import { ThreadPubSub, topic } from '../../src/pubsub/port';
+import { setLogLevel } from '../../src/log';
+
+// The warnings of the timeout and the failing handler are expected here.
+setLogLevel('silent');
+
+const greeting = topic<{ text: string }>('test.greeting');
+const other = topic<{ n: number }>('test.other');
+const nextTurn = () => new Promise((r) => setTimeout(r, 20));
+
+t.test('a message reaches the subscribers of its topic on the other ports, not its own', async (t) => {
+  const a = new ThreadPubSub(1);
+  const b = new ThreadPubSub(1);
+  t.teardown(() => (a.close(), b.close()));
+  const seenByA: string[] = [];
+  const seenByB: string[] = [];
+  const seenOther: number[] = [];
+  a.subscribe(greeting, (m) => seenByA.push(m.text));
+  b.subscribe(greeting, (m) => seenByB.push(m.text));
+  b.subscribe(other, (m) => seenOther.push(m.n));
+  a.publish(greeting, { text: 'hello' });
+  await nextTurn();
+  t.same(seenByB, ['hello'], 'the other port');
+  t.same(seenByA, [], 'not the publisher itself');
+  t.same(seenOther, [], 'not another topic');
+});
+
+t.test('publishAndWait resolves once every peer has handled the message', async (t) => {
+  const a = new ThreadPubSub(2);
+  const b = new ThreadPubSub(2);
+  const c = new ThreadPubSub(2);
+  t.teardown(() => (a.close(), b.close(), c.close()));
+  const handled: string[] = [];
+  b.subscribe(greeting, (m) => handled.push('b:' + m.text));
+  c.subscribe(greeting, (m) => handled.push('c:' + m.text));
+  t.equal(await a.publishAndWait(greeting, { text: 'x' }), true);
+  t.same(handled.sort(), ['b:x', 'c:x'], 'both handled it before the answer');
+});
+
+t.test('publishAndWait gives up after its timeout when a peer does not answer', async (t) => {
+  const a = new ThreadPubSub(2);
+  const b = new ThreadPubSub(2);
+  t.teardown(() => (a.close(), b.close()));
+  b.subscribe(greeting, () => {});
+  t.equal(await a.publishAndWait(greeting, { text: 'x' }, 100), false, 'one of two peers answered');
+});
+
+t.test('a failing handler does not stop the others, nor the acknowledgement', async (t) => {
+  const a = new ThreadPubSub(1);
+  const b = new ThreadPubSub(1);
+  t.teardown(() => (a.close(), b.close()));
+  const handled: string[] = [];
+  b.subscribe(greeting, () => {
+    throw new Error('boom');
+  });
+  b.subscribe(greeting, (m) => handled.push(m.text));
+  t.equal(await a.publishAndWait(greeting, { text: 'y' }), true);
+  t.same(handled, ['y']);
+});
+
+t.test('with no peers, publishAndWait answers at once; after close nothing is delivered', async (t) => {
+  const alone = new ThreadPubSub(0);
+  t.equal(await alone.publishAndWait(greeting, { text: 'z' }), true);
+  alone.close();
+  const a = new ThreadPubSub(1);
+  const b = new ThreadPubSub(1);
+  t.teardown(() => a.close());
+  const seen: string[] = [];
+  const unsubscribe = b.subscribe(greeting, (m) => seen.push(m.text));
+  unsubscribe();
+  a.publish(greeting, { text: 'after unsubscribe' });
+  await nextTurn();
+  b.close();
+  a.publish(greeting, { text: 'after close' });
+  await nextTurn();
+  t.same(seen, []);
+});
