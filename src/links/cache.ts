@@ -15,6 +15,14 @@ export const REDIRECT_CACHE_DB = 'link_redirects';
 /** [url, expiresMs (0 when the link never expires), cachedAtMs]. */
 export type CacheEntry = [string, number, number];
 
+/**
+ * The expiry field of a tombstone: the shared level's mark that a link was edited or deleted at
+ * [2]. A fill read from SQLite before that moment never replaces it (fill, below), so a thread
+ * that read a link just before its deletion cannot bring it back into the shared level after the
+ * invalidation; a fill read after it does.
+ */
+export const TOMBSTONE = -1;
+
 function onCacheWriteError(err: unknown): void {
   log.error('redirect cache write failed', errorFields(err));
 }
@@ -22,7 +30,7 @@ function onCacheWriteError(err: unknown): void {
 export class RedirectCache {
   readonly db: LmdbDb<CacheEntry, string>;
   private readonly memory = new Map<string, CacheEntry>();
-  private lastWrite: Promise<boolean> | undefined;
+  private lastWrite: Promise<unknown> | undefined;
 
   constructor(
     hot: HotStore,
@@ -38,7 +46,7 @@ export class RedirectCache {
     let e = this.memory.get(code);
     if (e !== undefined && nowMs - e[2] < this.ttlMs) return e;
     e = this.db.get(code);
-    if (e !== undefined && nowMs - e[2] < this.ttlMs) {
+    if (e !== undefined && e[1] !== TOMBSTONE && nowMs - e[2] < this.ttlMs) {
       this.remember(code, e);
       return e;
     }
@@ -50,13 +58,27 @@ export class RedirectCache {
     }
     e = [row.url, row.expires_ms ?? 0, nowMs];
     this.remember(code, e);
-    // Un-awaited: lmdb-js batches it with the other writes of this event-loop turn.
-    const p = this.db.put(code, e);
+    this.fill(code, e);
+    return e;
+  }
+
+  /**
+   * Writes a fresh entry to the shared level, un-awaited (lmdb-js runs it with the other writes
+   * of this event-loop turn, later), unless by then an invalidation at or after the moment the
+   * entry was read has left its tombstone there: the check runs inside the write transaction, so
+   * it is ordered with the invalidation's own write.
+   */
+  private fill(code: string, e: CacheEntry): void {
+    const db = this.db;
+    const p = db.transaction(() => {
+      const current = db.get(code);
+      if (current !== undefined && current[1] === TOMBSTONE && current[2] >= e[2]) return;
+      db.put(code, e);
+    });
     if (p !== this.lastWrite) {
       this.lastWrite = p;
       p.catch(onCacheWriteError);
     }
-    return e;
   }
 
   private remember(code: string, e: CacheEntry): void {
@@ -75,9 +97,13 @@ export class RedirectCache {
     this.memory.delete(code);
   }
 
-  /** Drops a code from the shared LMDB level (synchronously, so the next read misses). */
-  dropShared(code: string): void {
-    this.db.removeSync(code);
+  /**
+   * Replaces a code's shared entry with a tombstone of `atMs`, synchronously, so that the next
+   * read misses and no fill read before `atMs` lands after it. Call it after the change is
+   * committed.
+   */
+  invalidateShared(code: string, atMs = Date.now()): void {
+    this.db.putSync(code, ['', TOMBSTONE, atMs]);
   }
 
   get memorySize(): number {
@@ -99,7 +125,7 @@ export class CacheInvalidation {
 
   /** Drops `code` from LMDB and every thread's memory; resolves once every peer acknowledged. */
   async invalidate(code: string): Promise<void> {
-    this.cache.dropShared(code);
+    this.cache.invalidateShared(code);
     this.cache.forget(code);
     await this.pubsub.publishAndWait(REDIRECT_INVALIDATION, { code });
   }

@@ -139,7 +139,7 @@ t.test('the redirect cache: miss → SQLite, TTL as safety net, dropShared', asy
   t.equal(cache.lookup('cache01', now + 1000)![0], 'https://new.example', 'never beyond one TTL');
   store.update('cache01', 'https://newer.example', 'newer.example', now + 5000, now);
   cache.forget('cache01');
-  cache.dropShared('cache01');
+  cache.invalidateShared('cache01', now + 1000);
   t.same(cache.lookup('cache01', now + 1001), ['https://newer.example', now + 5000, now + 1001]);
 });
 
@@ -161,4 +161,29 @@ t.test('the expiry sweep retires expired links and drops them from the shared ca
   t.ok(cache.db.get('sweep02'));
   t.same(store.target('sweep01'), { url: 'https://a.example', expires_ms: now - 1000 }, 'still answers 410 from SQLite');
   t.equal(sweepExpiredLinks(ctx).retired, 0, 'idempotent');
+});
+
+t.test('a cache fill read from SQLite before an invalidation never lands after it', async (t) => {
+  const now = Date.now();
+  store.insert({ code: 'race001', id: '301', ownerId: '1', url: 'https://a.example/old', domain: 'a.example', createdMs: now - 5000, expiresMs: null });
+  const cache = new RedirectCache(hot, store, 3_600_000);
+  // Another thread's lookup: a miss read from SQLite, its fill of the shared level not yet
+  // committed (lmdb-js commits it later, in a batch of its own)...
+  t.same(cache.lookup('race001', now)![0], 'https://a.example/old');
+  // ...while this thread deletes the link and invalidates, synchronously, after its commit.
+  store.remove('race001');
+  cache.invalidateShared('race001', now + 1);
+  cache.forget('race001');
+  await cache.db.committed;
+  await cache.db.flushed;
+  hot.root.resetReadTxn();
+  t.equal(cache.lookup('race001', now + 2), undefined, 'the stale fill did not bring the deleted link back');
+
+  // An invalidation never keeps a fresh read out: a lookup after it fills the cache again.
+  store.insert({ code: 'race002', id: '302', ownerId: '1', url: 'https://a.example/v1', domain: 'a.example', createdMs: now, expiresMs: null });
+  cache.invalidateShared('race002', now);
+  t.same(cache.lookup('race002', now + 5)![0], 'https://a.example/v1');
+  await cache.db.committed;
+  hot.root.resetReadTxn();
+  t.same(cache.db.get('race002')?.[0], 'https://a.example/v1', 'filled after the invalidation');
 });
