@@ -46,7 +46,10 @@ const only = process.argv.slice(2);
 const all = only.length ? only : testFiles('dist/test');
 const e2e = all.filter((f) => f.split(path.sep).includes('e2e'));
 
-const results = [runTap('all tests (1 HTTP thread)', all, { PERCH_TEST_THREADS: '1' })];
+// Files named on the command line run once, with PERCH_TEST_THREADS as the caller set it (1 by
+// default); the whole suite runs everything with 1 HTTP thread, then the e2e tests with 2.
+const threads = only.length ? process.env.PERCH_TEST_THREADS ?? '1' : '1';
+const results = [runTap(`${only.length ? 'named tests' : 'all tests'} (${threads} HTTP thread${threads === '1' ? '' : 's'})`, all, { PERCH_TEST_THREADS: threads })];
 if (!only.length) results.push(runTap('e2e tests (2 HTTP threads)', e2e, { PERCH_TEST_THREADS: '2' }));
 
 const pass = results.reduce((n, r) => n + r.pass, 0);
