@@ -13,6 +13,7 @@ import type { OutboxConsumer, OutboxPosition } from './outbox/consumer';
 import type { PubSub } from './pubsub/port';
 import type { RateLimits } from './ratelimit/policies';
 import type { BackgroundContext, BackgroundJob } from './server/background';
+import type { Signals } from './server/signals';
 import type { HotStore } from './store/lmdb';
 import type { Migration } from './store/migration';
 import type { Sqlite } from './store/sqlite';
@@ -37,6 +38,8 @@ export interface ThreadContext {
   accounts: AccountStore;
   /** Messages between the threads of this process (pubsub/port.ts). */
   pubsub: PubSub;
+  /** The counters the writer raises once a change is durable (server/signals.ts). */
+  signals: Signals;
   metrics: ThreadMetrics;
   /** Client addresses whose X-Forwarded-For is believed (server.trusted_proxies). */
   trustedProxies: ReadonlySet<string>;

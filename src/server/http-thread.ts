@@ -26,13 +26,13 @@ const metrics = createThreadMetrics();
 // The server's writer runs here when this is its only HTTP thread (server/writer.ts says why).
 // After a failed sync it answers 503 to everything, and the supervisor shuts the server down
 // (exit 1) the usual way: this thread must end through stop(), with its sockets closed.
+const signals = new Signals(data.signals, signalNames());
 const writer = data.writer ? startLocalWriter(data.writer) : null;
 const writes = writer ? writer.localClient() : WriterClient.overPort(data.writerPort!);
-const ctx = openThreadContext(data.config, data.dataDir, data.threadIndex, writes, data.redirectTable, metrics);
+const ctx = openThreadContext(data.config, data.dataDir, data.threadIndex, writes, data.redirectTable, metrics, signals);
 const parts: CapabilityThread[] = CAPABILITIES.map((c) => c.http?.(ctx) ?? {});
 
 function startLocalWriter(shared: NonNullable<ThreadData['writer']>): Writer {
-  const signals = new Signals(shared.signals, signalNames());
   const w = new Writer({
     dataDir: data.dataDir,
     setup: writerSetup(),

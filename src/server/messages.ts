@@ -18,6 +18,8 @@ export interface ThreadData {
   threadIndex: number;
   /** The per-IP redirect buckets, one table for every HTTP thread (ratelimit/ip-buckets.ts). */
   redirectTable: SharedArrayBuffer;
+  /** The signals the writer raises (server/signals.ts), which readers watch. */
+  signals: SharedArrayBuffer;
   /** This thread's channel to the writer thread (transferred), when the writer has a thread. */
   writerPort?: MessagePort;
   /** Otherwise the writer runs in this thread (the server's only one), with these channels. */

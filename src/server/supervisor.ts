@@ -209,8 +209,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   function startThread(index: number): Promise<ThreadHandle> {
     const workerData: ThreadData = writerInHttpThread
-      ? { config, dataDir, port, threadIndex: index, redirectTable, writer: { ports: [supervisorChannel.port2], ...writerShared } }
-      : { config, dataDir, port, threadIndex: index, redirectTable, writerPort: writerPorts[index] };
+      ? { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, writer: { ports: [supervisorChannel.port2], ...writerShared } }
+      : { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, writerPort: writerPorts[index] };
     const transferList = writerInHttpThread ? [supervisorChannel.port2] : [writerPorts[index]];
     const worker = new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList });
     let resolveExit!: () => void;

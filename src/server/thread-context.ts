@@ -14,6 +14,7 @@ import { leaseNodeId, type LeasedIdGenerator } from '../store/node-lease';
 import { serverSecret } from '../store/secrets';
 import { openSqlite } from '../store/sqlite';
 import type { WriterClient } from '../writer/client';
+import type { Signals } from './signals';
 
 export interface OpenedThreadContext extends ThreadContext {
   lease: LeasedIdGenerator;
@@ -32,6 +33,7 @@ export function openThreadContext(
   writes: WriterClient,
   redirectTable: SharedArrayBuffer,
   metrics: ThreadMetrics,
+  signals: Signals,
 ): OpenedThreadContext {
   const sqlite = openSqlite(dataDir);
   const hot = openHotStore(dataDir);
@@ -51,6 +53,7 @@ export function openThreadContext(
     limits,
     accounts: new AccountStore(sqlite),
     pubsub,
+    signals,
     metrics,
     trustedProxies: new Set(config.server.trusted_proxies),
     threadIndex,

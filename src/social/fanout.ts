@@ -13,6 +13,8 @@ import type { Sqlite } from '../store/sqlite';
 import type { OutboxRange } from '../outbox/consumer';
 import { IdTable, addToTimeline, encodeTimeline } from '../core/timeline-merge';
 import { homeTimelines, pulledAtReadTime } from './home-timelines';
+import { ThreadPubSub } from '../pubsub/port';
+import { AUTHOR_PULLED } from './timeline';
 import { FanoutStore, SocialStore } from './store';
 import { TOP } from '../core/snowflake';
 
@@ -26,6 +28,8 @@ export interface FanoutResult {
 const stores = new WeakMap<Sqlite, { fanout: FanoutStore; social: SocialStore }>();
 /** Authors this pool thread has already recorded in pull_authors. */
 const markedPulled = new Set<string>();
+/** How this pool thread tells the HTTP threads' timeline readers that an author is pulled now. */
+let readers: ThreadPubSub | undefined;
 
 function storesOf(db: Sqlite): { fanout: FanoutStore; social: SocialStore } {
   let s = stores.get(db);
@@ -64,6 +68,8 @@ export async function fanoutTask(ctx: TaskContext, range: OutboxRange): Promise<
     if (followersCount > celebrityAbove && !everPulled) {
       s.fanout.markPulled(authorId, new Date().toISOString());
       markedPulled.add(authorId);
+      // Readers keep followee lists between reads: from now on they must pull this author.
+      (readers ??= new ThreadPubSub(0)).publish(AUTHOR_PULLED, { authorId });
     }
     // Readers merge such an author's posts in at read time (below the threshold too, once
     // pulled): pushing them as well would only be work for the reader to merge away.

@@ -8,7 +8,8 @@ import { fanoutTask, type FanoutResult } from './fanout';
 import { socialRoutes } from './routes';
 import { SocialService } from './service';
 import { AUTHOR_INDEX_POSITION, FANOUT_CONSUMER, SocialStore } from './store';
-import { HomeTimelineReader } from './timeline';
+import { FOLLOWS_CHANGED, HomeTimelineReader, POST_DELETED } from './timeline';
+import { OUTBOX_SIGNAL } from '../outbox/module';
 import { socialWrites, type SocialWrites } from './writes';
 
 export const SOCIAL_TASKS = {
@@ -76,8 +77,17 @@ export const social: Capability = {
   outboxPositions: [{ name: AUTHOR_INDEX_POSITION, types: ['post_created'] }],
   http(ctx) {
     const store = new SocialStore(ctx.sqlite);
-    const service = new SocialService(store, ctx.accounts, ctx.newId, ctx.writes.as<SocialWrites>());
-    const timeline = new HomeTimelineReader(store, ctx.hot, ctx.config);
+    const timeline = new HomeTimelineReader(store, ctx.hot, ctx.config, ctx.signals.counter(OUTBOX_SIGNAL), ctx.pubsub);
+    const service = new SocialService(store, ctx.accounts, ctx.newId, ctx.writes.as<SocialWrites>(), {
+      async postDeleted(id) {
+        timeline.dropPost(id);
+        await ctx.pubsub.publishAndWait(POST_DELETED, { id });
+      },
+      async followsChanged(userId) {
+        timeline.followsChanged(userId);
+        await ctx.pubsub.publishAndWait(FOLLOWS_CHANGED, { userId });
+      },
+    });
     return { routes: socialRoutes(service, timeline, ctx.cursors) };
   },
   status: ({ sqlite }) => new SocialStore(sqlite).counts(),

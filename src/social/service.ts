@@ -35,12 +35,25 @@ export function postIdOf(ref: string): bigint | null {
   return isIdString(ref) ? BigInt(ref) : null;
 }
 
+/**
+ * What must reach every reader before a change is answered: the timeline reader keeps posts'
+ * liveness and users' followees between reads (timeline.ts), so a deletion or a follow change is
+ * told to every HTTP thread first.
+ */
+export interface SocialChanges {
+  postDeleted(id: string): Promise<void>;
+  followsChanged(userId: string): Promise<void>;
+}
+
+const NO_READERS: SocialChanges = { postDeleted: async () => {}, followsChanged: async () => {} };
+
 export class SocialService {
   constructor(
     readonly store: SocialStore,
     private readonly accounts: AccountStore,
     private readonly newId: () => string,
     private readonly writes: Writes<SocialWrites>,
+    private readonly changes: SocialChanges = NO_READERS,
   ) {}
 
   /** Validates and durably stores a post; resolves after the commit that holds it. */
@@ -75,10 +88,11 @@ export class SocialService {
     return postOf(row);
   }
 
-  deletePost(userId: string, ref: string): Promise<void> {
+  async deletePost(userId: string, ref: string): Promise<void> {
     const id = postIdOf(ref);
     if (id === null) throw notFound('No such post.');
-    return this.writes.run('deletePost', { userId, postId: id.toString(), now: isoNow() });
+    await this.writes.run('deletePost', { userId, postId: id.toString(), now: isoNow() });
+    await this.changes.postDeleted(id.toString());
   }
 
   like(userId: string, ref: string): Promise<void> {
@@ -99,16 +113,18 @@ export class SocialService {
     return user;
   }
 
-  follow(followerId: string, ref: string): Promise<void> {
+  async follow(followerId: string, ref: string): Promise<void> {
     const target = this.userOrThrow(ref);
     if (target.id === followerId) throw invalidField('id', 'you cannot follow yourself');
-    return this.writes.run('follow', { followerId, followeeId: target.id, sinceId: this.newId(), now: isoNow() });
+    await this.writes.run('follow', { followerId, followeeId: target.id, sinceId: this.newId(), now: isoNow() });
+    await this.changes.followsChanged(followerId);
   }
 
-  unfollow(followerId: string, ref: string): Promise<void> {
+  async unfollow(followerId: string, ref: string): Promise<void> {
     const target = this.userOrThrow(ref);
     if (target.id === followerId) throw invalidField('id', 'you cannot unfollow yourself');
-    return this.writes.run('unfollow', { followerId, followeeId: target.id, now: isoNow() });
+    await this.writes.run('unfollow', { followerId, followeeId: target.id, now: isoNow() });
+    await this.changes.followsChanged(followerId);
   }
 
   userPosts(userId: string, before: bigint, limit: number): Page<PostWithCounts> {

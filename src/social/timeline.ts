@@ -5,6 +5,7 @@
 // very first post. Results are newest first; the cursor is the last id returned.
 import type { Config } from '../config';
 import type { HotStore } from '../store/lmdb';
+import { topic, type PubSub } from '../pubsub/port';
 import { idsBelow, isWindow, mergeNewestFirst, windowFloor } from '../core/timeline-merge';
 import { homeTimelines, pulledAtReadTime, type HomeTimelineDb } from './home-timelines';
 import { postFields, type SocialStore, type TimelineRow } from './store';
@@ -24,25 +25,51 @@ interface PostParts {
 }
 
 /**
- * A live post as SQLite said under the current change token: its fixed parts, its counts and,
- * once a page has been written with it, its JSON as bytes (so a page is a copy of cached bytes
- * rather than a string UTF-8 encoded per request).
+ * A live post as SQLite said at `fetchedAt`: its fixed parts, its counts and, once a page has
+ * been written with it, its JSON as bytes (so a page is a copy of cached bytes rather than a
+ * string UTF-8 encoded per request). A new object whenever the counts change, so that the same
+ * object means the same bytes.
  */
 interface Visible {
   parts: PostParts;
   likes: number;
   replies: number;
   json: Buffer | null;
+  fetchedAt: number;
 }
 
 /** Per-thread caches are emptied when they grow beyond this many entries. */
 const CACHE_MAX = 50_000;
 /** Last page bodies kept per thread (~15 KB each). */
 const BODIES_MAX = 1_000;
+/**
+ * Likes and replies of a cached post are read again after this long: counts may lag by up to a
+ * second (docs/social.md). Deletions are not left to it: they reach every thread at once.
+ */
+export const COUNTS_TTL_MS = 1000;
+/**
+ * A user's followees are read again after this long even when no follow of theirs changed: the
+ * celebrity standing of an author they follow can change with others' follows (AUTHOR_PULLED says
+ * so at once when the fan-out starts leaving an author's posts to readers; this is the backstop).
+ */
+const FOLLOWEES_TTL_MS = 5000;
+/**
+ * The outbox tail is read again after this long even when the writer's signal did not move
+ * (events written by another process raise no signal).
+ */
+const TAIL_TTL_MS = 1000;
+
+/** A post was deleted: no thread may show it from the next read on. */
+export const POST_DELETED = topic<{ id: string }>('social.post-deleted');
+/** A user followed or unfollowed someone: their followees are read again. */
+export const FOLLOWS_CHANGED = topic<{ userId: string }>('social.follows-changed');
+/** The fan-out left an author's posts to readers from now on: every followee list is read again. */
+export const AUTHOR_PULLED = topic<{ authorId: string }>('social.author-pulled');
 
 interface Followees {
   byAuthor: Map<string, Followee>;
   celebrities: string[];
+  fetchedAt: number;
 }
 
 export interface TimelineItem extends PostWithCounts {
@@ -63,28 +90,40 @@ const OVERFETCH = 8;
 export class HomeTimelineReader {
   private readonly db: HomeTimelineDb;
 
+  /**
+   * `outboxSignal` is the counter the writer raises once new outbox events are durable, before it
+   * answers their writes (writer/writer.ts): a post answered 201 has moved it. `pubsub` carries
+   * deletions and follow changes from the thread that made them (and AUTHOR_PULLED from the
+   * fan-out); the caller calls dropPost and followsChanged itself for its own thread's changes.
+   */
   constructor(
     private readonly store: SocialStore,
     hot: HotStore,
     private readonly config: Config,
+    private readonly outboxSignal: Int32Array,
+    pubsub?: PubSub,
   ) {
     this.db = homeTimelines(hot);
+    pubsub?.subscribe(POST_DELETED, (m) => this.dropPost(m.id));
+    pubsub?.subscribe(FOLLOWS_CHANGED, (m) => this.followsChanged(m.userId));
+    pubsub?.subscribe(AUTHOR_PULLED, () => this.followees.clear());
   }
 
   /** Keyed by the id as a bigint (Map compares bigints by value), so reads never format ids. */
   private readonly parts = new Map<bigint, PostParts>();
+  /** The outbox signal's value when the tail was last read, and when that was. */
+  private signalSeen = -1;
+  private tailReadAt = -Infinity;
   /**
-   * What SQLite said, kept only while SQLite is unchanged: each read first compares the store's
-   * change token with the one these were read under and drops them all when it moved, so they
-   * are never staler than a fresh query (a like, a delete, a follow anywhere empties them).
+   * A post's counts and parts, or null for a post that is not live (deleted: for good). Counts
+   * are read again once older than COUNTS_TTL_MS; a deletion drops the entry at once.
    */
-  private epoch = '';
-  /** A live post's counts and parts, or null for a post that is not live (deleted). */
   private readonly counts = new Map<bigint, Visible | null>();
+  /** Each reader's followees, until they follow or unfollow someone (or FOLLOWEES_TTL_MS). */
   private readonly followees = new Map<string, Followees>();
   /**
-   * The last body written per user with the entries it was made of: entries are replaced when
-   * the change token moves, so the same entries (by identity) and cursor mean the same bytes.
+   * The last body written per user with the entries it was made of: an entry is replaced when
+   * its counts change, so the same entries (by identity) and cursor mean the same bytes.
    */
   private readonly bodies = new Map<string, { items: Visible[]; cursor: string | null; body: Buffer }>();
   /** The posts the fan-out has not reached yet, by author (see visible). */
@@ -138,26 +177,39 @@ export class HomeTimelineReader {
     return out;
   }
 
+  /** A deleted post: gone from this thread's next read. */
+  dropPost(id: string): void {
+    this.counts.set(BigInt(id), null);
+    this.bodies.clear();
+  }
+
+  /** A user followed or unfollowed someone: their next read asks SQLite for their followees. */
+  followsChanged(userId: string): void {
+    this.followees.delete(userId);
+    this.bodies.delete(userId);
+  }
+
   private visible(userId: string, before: bigint, limit: number): Page<Visible> {
-    const token = this.store.changeToken();
-    if (token !== this.epoch) {
-      this.counts.clear();
-      this.followees.clear();
-      this.bodies.clear();
+    const now = performance.now();
+    // Read before the query: a post made during it moves the signal again for the next read.
+    const signal = Atomics.load(this.outboxSignal, 0);
+    if (signal !== this.signalSeen || now - this.tailReadAt > TAIL_TTL_MS) {
       // Posts committed but not yet fanned out are merged in from the outbox, so that nothing the
       // durable store already shows goes missing from the window meanwhile: a user's first window
       // starts at the newest post committed when it is made, and a post committed while it was
       // being made is in neither. The window is read in an LMDB snapshot taken after this query: a
       // post no longer in the outbox tail had its window writes committed before the fan-out's
-      // position moved past it. (Under the same change token the position has not moved since.)
-      // The tail is read incrementally: only the events committed since the last read.
+      // position moved past it. Until the next read of the tail, the snapshot may only get newer
+      // (lmdb-js renews it each event-loop turn), which adds to the window and removes nothing
+      // from the tail. The tail is read incrementally: only the events committed since.
       this.unfanned.refresh(this.readUnfanned);
       this.db.resetReadTxn();
       // Last, so that a read that failed above is tried again by the next call.
-      this.epoch = token;
+      this.signalSeen = signal;
+      this.tailReadAt = now;
     }
     const unfanned = this.unfanned;
-    const { byAuthor: followees, celebrities } = this.followeesOf(userId);
+    const { byAuthor: followees, celebrities } = this.followeesOf(userId, now);
 
     const want = limit + 1;
     const out: Visible[] = [];
@@ -182,7 +234,7 @@ export class HomeTimelineReader {
           lists.push(this.store.authorIdsBetween(c, f.since > floor ? f.since : floor, upper, fetch));
         }
         const step = mergeNewestFirst(lists, fetch);
-        this.collect(step, followees, out, want);
+        this.collect(step, followees, out, want, now);
         // Every list is complete down to the last id taken (or to the floor when all ran out).
         upper = step.length < fetch ? floor + 1n : step[step.length - 1];
       }
@@ -192,15 +244,15 @@ export class HomeTimelineReader {
       const need = want - out.length;
       const lists: bigint[][] = [];
       for (const [authorId, f] of followees) lists.push(this.store.authorIdsBetween(authorId, f.since, upper, need));
-      this.collect(mergeNewestFirst(lists, need), followees, out, want);
+      this.collect(mergeNewestFirst(lists, need), followees, out, want, now);
     }
     const items = out.slice(0, limit);
     return { items, next: out.length > limit ? BigInt(items[items.length - 1].parts.item.id) : null };
   }
 
-  private followeesOf(userId: string): Followees {
+  private followeesOf(userId: string, now: number): Followees {
     const cached = this.followees.get(userId);
-    if (cached) return cached;
+    if (cached && now - cached.fetchedAt < FOLLOWEES_TTL_MS) return cached;
     const celebrityAbove = this.config.social.celebrity_followers;
     const byAuthor = new Map<string, Followee>();
     const celebrities: string[] = [];
@@ -211,41 +263,25 @@ export class HomeTimelineReader {
     }
     byAuthor.set(userId, { since: 0n, celebrity: false });
     if (this.followees.size >= CACHE_MAX) this.followees.clear();
-    const result = { byAuthor, celebrities };
+    const result = { byAuthor, celebrities, fetchedAt: now };
     this.followees.set(userId, result);
     return result;
   }
 
   /**
-   * Hydrates ids (newest first) and appends the visible ones to `out`: one query for the current
-   * counts of the live posts among them (a deleted post has no row), and one for the fixed parts
-   * of those this thread has not serialised yet.
+   * Hydrates ids (newest first) and appends the visible ones to `out`: one query for the counts
+   * of those not cached or cached too long ago (a deleted post has no row), and one for the fixed
+   * parts of those this thread has not serialised yet.
    */
-  private collect(ids: bigint[], followees: Map<string, Followee>, out: Visible[], want: number): void {
+  private collect(ids: bigint[], followees: Map<string, Followee>, out: Visible[], want: number, now: number): void {
     if (ids.length === 0) return;
     const counts = this.counts;
-    let unknown: bigint[] | null = null;
-    for (const id of ids) if (!counts.has(id)) (unknown ??= []).push(id);
-    if (unknown !== null) {
-      if (counts.size + unknown.length > CACHE_MAX) counts.clear();
-      for (const id of unknown) counts.set(id, null);
-      if (this.parts.size + unknown.length > CACHE_MAX) this.parts.clear();
-      const live: Array<[bigint, number, number]> = [];
-      const missing: bigint[] = [];
-      for (const [key, likes, replies] of this.store.liveCounts(unknown)) {
-        const id = BigInt(key);
-        live.push([id, likes, replies]);
-        if (!this.parts.has(id)) missing.push(id);
-      }
-      if (missing.length > 0) {
-        for (const row of this.store.hydrate(missing)) this.parts.set(BigInt(row.id), partsOf(row));
-      }
-      for (const [id, likes, replies] of live) {
-        const parts = this.parts.get(id);
-        // No parts: deleted between the two queries (the next read sees a new change token).
-        if (parts) counts.set(id, { parts, likes, replies, json: null });
-      }
+    let stale: bigint[] | null = null;
+    for (const id of ids) {
+      const v = counts.get(id);
+      if (v === undefined || (v !== null && now - v.fetchedAt >= COUNTS_TTL_MS)) (stale ??= []).push(id);
     }
+    if (stale !== null) this.refreshCounts(stale, now);
     for (const id of ids) {
       if (out.length >= want) return;
       const v = counts.get(id);
@@ -254,6 +290,38 @@ export class HomeTimelineReader {
       if (!f || id <= f.since) continue; // unfollowed, or posted before the follow
       out.push(v);
     }
+  }
+
+  private refreshCounts(ids: bigint[], now: number): void {
+    const counts = this.counts;
+    if (counts.size + ids.length > CACHE_MAX) counts.clear();
+    if (this.parts.size + ids.length > CACHE_MAX) this.parts.clear();
+    const live: Array<[bigint, number, number]> = [];
+    const missing: bigint[] = [];
+    for (const [key, likes, replies] of this.store.liveCounts(ids)) {
+      const id = BigInt(key);
+      live.push([id, likes, replies]);
+      if (!this.parts.has(id)) missing.push(id);
+    }
+    if (missing.length > 0) {
+      for (const row of this.store.hydrate(missing)) this.parts.set(BigInt(row.id), partsOf(row));
+    }
+    const alive = new Set<bigint>();
+    for (const [id, likes, replies] of live) {
+      const parts = this.parts.get(id);
+      // No parts: deleted between the two queries.
+      if (!parts) continue;
+      alive.add(id);
+      const previous = counts.get(id);
+      if (previous && previous.likes === likes && previous.replies === replies) {
+        // Unchanged: the same object, so pages made of it keep their bytes.
+        previous.fetchedAt = now;
+      } else {
+        counts.set(id, { parts, likes, replies, json: null, fetchedAt: now });
+      }
+    }
+    // An id asked about that has no row is not live: deleted, for good.
+    for (const id of ids) if (!alive.has(id)) counts.set(id, null);
   }
 }
 

@@ -62,7 +62,7 @@ export interface WriterOptions {
   stats: Float64Array;
   /** Called once the 503s of a failed sync are on their way: the server must stop. */
   onSyncFailure(): void;
-  /** Called after a sync that made a signal's change durable. */
+  /** Called after a sync that made a signal's change durable, before the writes are answered. */
   raise?(signal: string): void;
 }
 
@@ -258,8 +258,10 @@ export class Writer {
     if (!this.failed) for (const s of this.signals) if (s.moved()) (raised ??= []).push(s.name);
     this.wal.afterCommit((err) => {
       if (!err) {
-        for (const [deliver, reply] of replies) deliver(reply);
+        // Raised before the answers: a client that got its answer and reads next finds the
+        // signal moved (the timeline reader relies on it for one's own new post).
         if (raised && this.opts.raise) for (const name of raised) this.opts.raise(name);
+        for (const [deliver, reply] of replies) deliver(reply);
         return;
       }
       // After a failed sync the kernel may have dropped the unsynced pages: nothing since the last

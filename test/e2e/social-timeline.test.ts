@@ -35,11 +35,15 @@ t.test('fan-out: followers see a new post within 5 s, own posts included, no bac
   t.same(await timelineIds(server, writer.key), [post.id, old.id], "the author's own timeline");
   t.same(await timelineIds(server, bystander.key), [], 'a non-follower sees nothing');
 
-  // Likes and replies show in the hydrated counts.
+  // Likes and replies show in the hydrated counts (which may lag by a second).
   await server.post(`/api/posts/${post.id}/like`, { key: reader.key });
   const reply = await createPost(server, reader.key, 'reply', { reply_to: post.id });
   await eventually('reply in timeline', 5000, async () => ((await timelineIds(server, reader.key))[0] === reply.id ? true : undefined));
-  const items = (await server.get('/api/timeline', { key: reader.key })).json.items;
+  const { value: items } = await eventually('counts in timeline', 5000, async () => {
+    const page = (await server.get('/api/timeline', { key: reader.key })).json.items;
+    const counted = page.find((p: any) => p.id === post.id);
+    return counted.like_count === 1 && counted.reply_count === 1 ? page : undefined;
+  });
   t.equal(items[0].reply_to, post.id);
   const hydrated = items.find((p: any) => p.id === post.id);
   t.equal(hydrated.like_count, 1);

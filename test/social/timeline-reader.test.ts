@@ -21,10 +21,15 @@ t.test('posts the fan-out has not reached are in the timeline, above a window th
   t.teardown(() => hot.close());
   addUsers(db, { [AUTHOR]: 'author', [STRANGER]: 'stranger', [READER]: 'reader' }, now);
   const group = groupCommit(db);
-  const commit = (...ops: Array<[string, unknown]>) => t.ok(group.commit(ops).every((o) => o.ok), 'committed');
+  // The writer raises the outbox signal after each commit that appended events; so does this.
+  const outboxSignal = new Int32Array(1);
+  const commit = (...ops: Array<[string, unknown]>) => {
+    t.ok(group.commit(ops).every((o) => o.ok), 'committed');
+    Atomics.add(outboxSignal, 0, 1);
+  };
   const post = (id: string, authorId = AUTHOR): [string, unknown] => ['createPost', { id, authorId, text: 'post ' + id, mediaIds: [], replyTo: null, createdAt: now }];
   const fannedOutTo = (seq: number): [string, unknown] => ['advanceConsumer', { name: FANOUT_CONSUMER, seq, now }];
-  const reader = new HomeTimelineReader(new SocialStore(db), hot, loadConfig({ env: {} }));
+  const reader = new HomeTimelineReader(new SocialStore(db), hot, loadConfig({ env: {} }), outboxSignal);
   const ids = () => reader.read(READER, TOP, 20).items.map((p) => p.id);
 
   commit(['follow', { followerId: READER, followeeId: AUTHOR, sinceId: '100', now }]); // event 1
