@@ -5,6 +5,7 @@ import { accountRoutes } from '../accounts/routes';
 import { linkRoutes } from '../links/routes';
 import { redirectRoutes } from '../links/redirect';
 import type { Services } from './services';
+import { webRoutes } from '../web/routes';
 
 export interface SystemHooks {
   fetchAggregatedMetrics(): Promise<string>;
@@ -27,6 +28,7 @@ export function buildRoutes(services: Services, system: SystemHooks): Route[] {
     ...accountRoutes(services.accounts),
     ...services.social.routes(),
     ...linkRoutes(services.links, services.limits),
+    ...webRoutes(services.config),
   ];
 }
 
