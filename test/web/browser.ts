@@ -216,3 +216,25 @@ export async function overflowsSideways(page: Page): Promise<boolean> {
     return d.scrollWidth > d.clientWidth;
   });
 }
+
+/**
+ * Presses Tab until the focused element matches `selector` (at most `limit` times), as a keyboard
+ * user would; answers how many presses it took, or throws.
+ */
+export async function tabTo(page: Page, selector: string, limit = 40): Promise<number> {
+  for (let i = 1; i <= limit; i++) {
+    await page.keyboard.press('Tab');
+    const found = await page.evaluate((sel: string) => (globalThis as any).document.activeElement?.matches(sel) ?? false, selector);
+    if (found) return i;
+  }
+  throw new Error(`${selector} was not reached in ${limit} presses of Tab`);
+}
+
+/** The focused element's outline style and width, to check that focus is visible. */
+export async function focusOutline(page: Page): Promise<{ style: string; width: number }> {
+  return page.evaluate(() => {
+    const el = (globalThis as any).document.activeElement;
+    const cs = (globalThis as any).getComputedStyle(el);
+    return { style: cs.outlineStyle, width: parseFloat(cs.outlineWidth) };
+  });
+}
