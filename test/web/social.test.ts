@@ -218,6 +218,9 @@ t.test('the phone-width layout (360 x 740)', async (t) => {
   const img = await page.$eval('.post-media img', (i: any) => i.getBoundingClientRect().width);
   t.ok(img > 200 && img <= 340, `the image fits (${img} px)`);
   await noSeriousViolations(t, page, 'profile at phone width');
+  await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+  t.equal(await page.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.documentElement).getPropertyValue('--bg').trim()), '#14171b', 'the dark scheme applies');
+  await noSeriousViolations(t, page, 'profile in the dark scheme');
 });
 
 t.test('no script errors or Content-Security-Policy violations in any tab', async (t) => {
