@@ -181,13 +181,13 @@ export async function clickText(page: Page, selector: string, text: string): Pro
   await (handle as any).click();
 }
 
-/** A real PNG of one colour (decodable, so a page can show it), for upload tests. */
-export function solidPng(width: number, height: number, rgb: [number, number, number]): Buffer {
+/** A real PNG (decodable, so a page can show it), each pixel's colour from `pixel`. */
+export function png(width: number, height: number, pixel: (x: number, y: number) => [number, number, number]): Buffer {
   const { crc32, deflateSync } = require('node:zlib') as typeof import('node:zlib');
   const row = 1 + width * 3;
   const pixels = Buffer.alloc(row * height);
   for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) pixels.set(rgb, y * row + 1 + x * 3);
+    for (let x = 0; x < width; x++) pixels.set(pixel(x, y), y * row + 1 + x * 3);
   }
   const chunk = (type: string, data: Buffer) => {
     const head = Buffer.alloc(8);
@@ -207,6 +207,11 @@ export function solidPng(width: number, height: number, rgb: [number, number, nu
     chunk('IDAT', deflateSync(pixels)),
     chunk('IEND', Buffer.alloc(0)),
   ]);
+}
+
+/** A PNG of one colour, for upload tests. */
+export function solidPng(width: number, height: number, rgb: [number, number, number]): Buffer {
+  return png(width, height, () => rgb);
 }
 
 /** Whether the page scrolls sideways (something wider than the viewport). */
