@@ -5,6 +5,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { MAX_POST_CODE_POINTS, codePointLength } from '../../../src/core/post-text';
 import { api, type Post } from '../api';
 import { ErrorMessage, announce } from '../components';
+import { plural } from '../format';
 import { session } from '../session';
 import { useStore } from '../store';
 
@@ -92,7 +93,7 @@ export function Compose({ onPosted }: { onPosted: (post: Post) => void }) {
     }
   }
 
-  const counterText = left >= 0 ? `${left} characters left` : `${-left} characters over the limit`;
+  const counterText = left >= 0 ? `${plural(left, 'character')} left` : `${plural(-left, 'character')} over the limit`;
   return html`<form class="compose card" onSubmit=${submit} aria-labelledby="compose-title">
     <h2 id="compose-title" class="visually-hidden">Write a post</h2>
     <label for="compose-text">What is on your mind?</label>
