@@ -130,7 +130,13 @@ export function App() {
 
   let content: VNode;
   if (starting) content = html`<p class="muted" role="status">Loading…</p>`;
-  else if (startError) content = html`<div class="screen"><${ScreenTitle}>perch</${ScreenTitle}><p class="error" role="alert">${describeError(startError)}</p></div>`;
+  else if (startError) {
+    content = html`<div class="screen">
+      <${ScreenTitle}>perch</${ScreenTitle}>
+      <p class="error" role="alert">${describeError(startError)}</p>
+      <button type="button" onClick=${() => window.location.reload()}>Try again</button>
+    </div>`;
+  }
   else if (!signedIn) content = html`<${SignIn} />`;
   else if (!route) content = html`<${NotFound} />`;
   else if (!route.render) content = html`<${NotAvailable} title=${route.title(params)} feature=${route.feature} />`;

@@ -2,11 +2,6 @@
 // so every screen must be reachable from it; docs/web.md says why a hash rather than paths.
 import { useEffect, useState } from 'preact/hooks';
 
-export interface Location {
-  /** The path after `#`, always starting with `/`. */
-  path: string;
-}
-
 export function currentPath(): string {
   const hash = window.location.hash.replace(/^#/, '');
   return hash.startsWith('/') ? hash : '/';
