@@ -1,5 +1,5 @@
 // The web client's microblog screens, driven in headless Chromium against the real server: a post
-// with an image reaching a follower, likes, follow and unfollow, the counter, endless scrolling
+// with an image reaching a follower, likes, a reply and deleting it, follow and unfollow, the counter, endless scrolling
 // and the phone-width layout.
 import t, { type Test } from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -149,6 +149,34 @@ t.test('likes toggle, with the count read back from the server', async (t) => {
   t.equal(await bobPage.$eval('article button.like', (b: any) => b.getAttribute('aria-pressed')), 'true', 'the like is remembered');
   t.match(await textOf(bobPage, 'article .post-actions'), /1 like/);
   await noSeriousViolations(t, bobPage, 'post page');
+});
+
+t.test("a reply from the post's page, and deleting one's own post", async (t) => {
+  // bob is on alice's post's page (the test above).
+  await bobPage.waitForSelector('#compose-text');
+  t.equal(await textOf(bobPage, 'label[for="compose-text"]'), 'Your reply');
+  await bobPage.type('#compose-text', 'Lovely light in that one.');
+  await clickText(bobPage, '.compose button', 'Reply');
+  await waitInPage(bobPage, `document.body.textContent.includes('Your replies') && document.querySelector('article .post-actions').textContent.includes('1 reply')`);
+  const parent = await server.get(`/api/posts/${postId}`);
+  t.equal(parent.json.reply_count, 1, 'the server counts the reply');
+  const bobs = await server.get('/api/users/@bob/posts');
+  const reply = bobs.json.items[0];
+  t.equal(reply.text, 'Lovely light in that one.');
+  t.equal(reply.reply_to, postId, 'posted as a reply to that post');
+  await noSeriousViolations(t, bobPage, 'post page with a reply');
+
+  await bobPage.goto(server.url + '/#/users/bob');
+  await bobPage.waitForSelector(`article[data-post-id="${reply.id}"]`);
+  t.equal(await bobPage.$eval(`article[data-post-id="${reply.id}"] .reply-to a`, (a: any) => a.getAttribute('href')), `#/posts/${postId}`, 'a reply links to its post');
+  t.equal(await bobPage.$(`article[data-post-id="${postId}"] .delete-post`), null, "no Delete on another's post");
+  await bobPage.click(`article[data-post-id="${reply.id}"] .delete-post`);
+  await bobPage.waitForSelector('dialog[open]');
+  await noSeriousViolations(t, bobPage, 'delete a post');
+  await clickText(bobPage, 'dialog[open] button', 'Delete');
+  await waitInPage(bobPage, `!document.querySelector('article[data-post-id="${reply.id}"]')`);
+  t.equal((await server.get(`/api/posts/${reply.id}`)).status, 404, 'the post is gone');
+  t.equal((await server.get(`/api/posts/${postId}`)).json.reply_count, 0, 'and no longer counted as a reply');
 });
 
 t.test('the counter counts as the server does: code points after NFC', async (t) => {

@@ -139,13 +139,27 @@ export function MoreItems<T>({ feed, label, endText }: { feed: Feed<T>; label: s
 }
 
 /** A post: author, time (a link to the post's page), text, images, likes. */
-export function PostCard({ post, onChange }: { post: Post; onChange?: (post: Post) => void }) {
+export function PostCard({ post, onChange, onRemoved }: { post: Post; onChange?: (post: Post) => void; onRemoved?: (id: string) => void }) {
   const me = useStore(session).me;
   const [liked, setLiked] = useState(() => (me ? isLiked(me.id, post.id) : false));
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const [confirming, setConfirming] = useState(false);
   const handle = post.author?.handle;
   const titleId = `post-${post.id}-by`;
+  const mine = !!me && me.id === post.author_id;
+
+  async function remove() {
+    setConfirming(false);
+    setError(null);
+    try {
+      await api.del(`/api/posts/${post.id}`);
+      announce('Post deleted.');
+      onRemoved?.(post.id);
+    } catch (err) {
+      setError(err);
+    }
+  }
 
   async function toggleLike() {
     if (!me) return;
@@ -175,6 +189,7 @@ export function PostCard({ post, onChange }: { post: Post; onChange?: (post: Pos
       </span>
       <a href=${href('/posts/' + post.id)} class="post-time"><time datetime=${post.created_at}>${formatDateTime(post.created_at)}</time></a>
     </header>
+    ${post.reply_to ? html`<p class="muted small reply-to">Replying to <a href=${href('/posts/' + post.reply_to)}>a post</a></p>` : null}
     <p class="post-text">${post.text}</p>
     ${post.media_ids.length > 0
       ? html`<div class=${'post-media count-' + post.media_ids.length}>
@@ -189,20 +204,29 @@ export function PostCard({ post, onChange }: { post: Post; onChange?: (post: Pos
       </button>
       <span class="count">${plural(post.like_count ?? 0, 'like')}</span>
       <span class="count">${plural(post.reply_count ?? 0, 'reply', 'replies')}</span>
+      ${mine ? html`<button type="button" class="secondary small delete-post" onClick=${() => setConfirming(true)}>Delete</button>` : null}
     </footer>
     <${ErrorMessage} error=${error} />
+    ${mine
+      ? html`<${ConfirmDialog} open=${confirming} title="Delete this post?"
+          text="It disappears from every timeline and its page. This cannot be undone."
+          confirmLabel="Delete" onConfirm=${remove} onCancel=${() => setConfirming(false)} />`
+      : null}
   </article>`;
 }
 
 /** A list of posts read page by page, scrolling on without end. */
 export function PostList({ feed, empty }: { feed: Feed<Post>; empty: string }) {
   const replace = (p: Post) => feed.setItems((items) => items.map((x) => (x.id === p.id ? p : x)));
+  const drop = (id: string) => feed.setItems((items) => items.filter((x) => x.id !== id));
   return html`<div class="post-list">
     ${feed.items.length === 0 && feed.done && !feed.error ? html`<p class="muted">${empty}</p>` : null}
-    ${feed.items.map((p) => html`<${PostCard} key=${p.id} post=${p} onChange=${replace} />`)}
+    ${feed.items.map((p) => html`<${PostCard} key=${p.id} post=${p} onChange=${replace} onRemoved=${drop} />`)}
     ${feed.items.length > 0 || !feed.done ? html`<${MoreItems} feed=${feed} label="Load older posts" endText="You have reached the beginning." />` : null}
   </div>`;
 }
+
+let dialogCount = 0;
 
 /** A modal confirmation (the native <dialog>: focus moves in, Escape cancels, focus returns). */
 export function ConfirmDialog({ open, title, text, confirmLabel, onConfirm, onCancel }: {
@@ -214,18 +238,20 @@ export function ConfirmDialog({ open, title, text, confirmLabel, onConfirm, onCa
   onCancel: () => void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  // Several may be on one screen (one per own post): ids of their own.
+  const [id] = useState(() => `confirm-${++dialogCount}`);
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
     if (open && !d.open) d.showModal();
     if (!open && d.open) d.close();
   }, [open]);
-  return html`<dialog ref=${ref} aria-labelledby="confirm-title" aria-describedby="confirm-text" onCancel=${(e: Event) => {
+  return html`<dialog ref=${ref} aria-labelledby=${id + '-title'} aria-describedby=${id + '-text'} onCancel=${(e: Event) => {
     e.preventDefault();
     onCancel();
   }}>
-    <h2 id="confirm-title">${title}</h2>
-    <p id="confirm-text">${text}</p>
+    <h2 id=${id + '-title'}>${title}</h2>
+    <p id=${id + '-text'}>${text}</p>
     <div class="actions">
       <button type="button" class="danger" onClick=${onConfirm}>${confirmLabel}</button>
       <button type="button" class="secondary" onClick=${onCancel} autofocus>Cancel</button>

@@ -25,7 +25,11 @@ export function postLength(text: string): number {
   return codePointLength(text.normalize('NFC'));
 }
 
-export function Compose({ onPosted }: { onPosted: (post: Post) => void }) {
+/**
+ * `replyTo`: the post this one answers (POST /api/posts with `reply_to`); the form is then labelled
+ * as a reply.
+ */
+export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void; replyTo?: string }) {
   const me = useStore(session).me;
   const [text, setText] = useState('');
   const [attachments, setAttachments] = useState<Attachment[]>([]);
@@ -80,12 +84,13 @@ export function Compose({ onPosted }: { onPosted: (post: Post) => void }) {
       setBusy('Posting…');
       const body: Record<string, unknown> = { text };
       if (uploaded.length) body.media_ids = uploaded.map((a) => a.id);
+      if (replyTo) body.reply_to = replyTo;
       const post = await api.post<Post>('/api/posts', body);
       uploaded.forEach((a) => URL.revokeObjectURL(a.preview));
       setAttachments([]);
       setText('');
       onPosted({ ...post, like_count: 0, reply_count: 0, author: { id: me.id, handle: me.handle } });
-      announce('Posted.');
+      announce(replyTo ? 'Reply posted.' : 'Posted.');
     } catch (err) {
       setError(err);
     } finally {
@@ -95,8 +100,8 @@ export function Compose({ onPosted }: { onPosted: (post: Post) => void }) {
 
   const counterText = left >= 0 ? `${plural(left, 'character')} left` : `${plural(-left, 'character')} over the limit`;
   return html`<form class="compose card" onSubmit=${submit} aria-labelledby="compose-title">
-    <h2 id="compose-title" class="visually-hidden">Write a post</h2>
-    <label for="compose-text">What is on your mind?</label>
+    <h2 id="compose-title" class=${replyTo ? '' : 'visually-hidden'}>${replyTo ? 'Reply' : 'Write a post'}</h2>
+    <label for="compose-text">${replyTo ? 'Your reply' : 'What is on your mind?'}</label>
     <textarea id="compose-text" rows="3" value=${text} aria-describedby="compose-count"
       aria-invalid=${left < 0 ? 'true' : 'false'}
       onInput=${(e: Event) => setText((e.target as HTMLTextAreaElement).value)}></textarea>
@@ -106,7 +111,7 @@ export function Compose({ onPosted }: { onPosted: (post: Post) => void }) {
         <input ref=${fileInput} id="compose-media" class="visually-hidden" type="file" accept=${MEDIA_TYPES.join(',')} multiple
           onChange=${pickFiles} disabled=${!!busy || attachments.length >= MAX_MEDIA} />
         <label for="compose-media" class=${'button secondary' + (attachments.length >= MAX_MEDIA ? ' disabled' : '')}>Add images</label>
-        <button type="submit" disabled=${!canPost}>Post</button>
+        <button type="submit" disabled=${!canPost}>${replyTo ? 'Reply' : 'Post'}</button>
       </div>
     </div>
     ${attachments.length
