@@ -1,6 +1,6 @@
 // The web client's microblog screens, driven in headless Chromium against the real server: a post
-// with an image reaching a follower, likes, a reply and deleting it, follow and unfollow, the counter, endless scrolling
-// and the phone-width layout.
+// with an image reaching a follower, likes, a reply and deleting it, follow and unfollow, the
+// counter, endless scrolling and the phone-width layout.
 import t, { type Test } from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
