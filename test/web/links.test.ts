@@ -287,6 +287,24 @@ t.test('the link list pages through next_cursor as it scrolls', async (t) => {
   t.same(tab.problems, []);
 });
 
+t.test('a key revoked while signed in ends the session with the server\'s message', async (t) => {
+  const erin = await server.keygen('erin');
+  const context = await browser.createBrowserContext();
+  t.teardown(() => context.close());
+  const tab = await newAppPage(context as unknown as Browser);
+  const p = tab.page;
+  await p.goto(server.url + '/');
+  await signIn(p, erin.key);
+  await p.waitForSelector('nav[aria-label="Main"]');
+  const revoked = await server.cli(['keys', 'revoke', await server.newestKeyId(erin.user_id)]);
+  t.equal(revoked.code, 0);
+  await p.click('nav a[href="#/links"]');
+  await p.waitForSelector('#api-key');
+  t.equal(await textOf(p, '.signin .error'), 'The API key is unknown or revoked.');
+  t.equal(await p.evaluate(() => (globalThis as any).localStorage.getItem('perch.api_key')), null, 'the key is forgotten');
+  t.same(tab.problems, []);
+});
+
 t.test('no script errors or Content-Security-Policy violations on any screen', async (t) => {
   t.same(app.problems, []);
 });
