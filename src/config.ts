@@ -45,6 +45,7 @@ export const configSchema = z.strictObject({
   social: z.strictObject({ celebrity_followers: nonNegInt, timeline_cap: z.number().int().min(1).max(100000) }),
   notifications: z.strictObject({ aggregation_window_seconds: nonNegInt }),
   suggest: z.strictObject({ half_life_hours: positive }),
+  web: z.strictObject({ enabled: z.boolean() }),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -23,6 +23,8 @@ export interface RequestHeaders {
   contentLength: string;
   /** For conditional GETs of resources with an ETag (core/etag.ts). */
   ifNoneMatch: string;
+  /** For GETs of precompressed files (the web client). */
+  acceptEncoding: string;
 }
 
 export interface Ctx {
@@ -100,6 +102,7 @@ const NAME = {
   contentType: Buffer.from('content-type'),
   contentLength: Buffer.from('content-length'),
   ifNoneMatch: Buffer.from('if-none-match'),
+  acceptEncoding: Buffer.from('accept-encoding'),
 };
 const CONTENT_TYPE = Buffer.from('Content-Type');
 const APPLICATION_JSON = Buffer.from('application/json');
@@ -113,8 +116,8 @@ function statusLine(status: number): Buffer {
 
 /**
  * Copies the headers a route can use out of the request (each read is a call into uWS and a new
- * string): X-Api-Key only when no Bearer header wins over it (presentedKey), If-None-Match only
- * for reads.
+ * string): X-Api-Key only when no Bearer header wins over it (presentedKey), If-None-Match and
+ * Accept-Encoding only for reads.
  */
 function readHeaders(req: HttpRequest, isGet: boolean): RequestHeaders {
   const authorization = req.getHeader(NAME.authorization);
@@ -124,6 +127,7 @@ function readHeaders(req: HttpRequest, isGet: boolean): RequestHeaders {
     contentType: req.getHeader(NAME.contentType),
     contentLength: req.getHeader(NAME.contentLength),
     ifNoneMatch: isGet ? req.getHeader(NAME.ifNoneMatch) : '',
+    acceptEncoding: isGet ? req.getHeader(NAME.acceptEncoding) : '',
   };
 }
 

@@ -1,0 +1,45 @@
+// Which precompressed form of a web client file to send, from the request's Accept-Encoding
+// (RFC 9110, section 12.5.3). Pure; the routes precompute everything else.
+
+export type Coding = 'br' | 'gzip' | 'identity';
+
+/**
+ * The coding to answer with: the acceptable one with the highest quality among brotli and gzip
+ * (brotli on a tie, being smaller), or the file as it is when neither is acceptable or the client
+ * rates `identity` above both. A coding the header does not name takes the quality of `*`, or is
+ * not acceptable; `identity` not named stays acceptable, as the least preferred choice.
+ */
+export function chooseCoding(acceptEncoding: string): Coding {
+  if (acceptEncoding === '') return 'identity';
+  let br = -1;
+  let gzip = -1;
+  let identity = -1;
+  let any = -1;
+  for (const part of acceptEncoding.split(',')) {
+    const semi = part.indexOf(';');
+    const name = (semi === -1 ? part : part.slice(0, semi)).trim().toLowerCase();
+    if (name === '') continue;
+    const q = semi === -1 ? 1 : quality(part.slice(semi + 1));
+    if (name === 'br') br = q;
+    else if (name === 'gzip' || name === 'x-gzip') gzip = Math.max(gzip, q);
+    else if (name === 'identity') identity = q;
+    else if (name === '*') any = q;
+  }
+  if (br === -1) br = Math.max(any, 0);
+  if (gzip === -1) gzip = Math.max(any, 0);
+  const best = Math.max(br, gzip);
+  if (best <= 0 || identity > best) return 'identity';
+  return br >= gzip ? 'br' : 'gzip';
+}
+
+/** The `q` of a coding's parameters (`q=0.5`); 1 when absent, 0 when malformed. */
+function quality(params: string): number {
+  for (const param of params.split(';')) {
+    const eq = param.indexOf('=');
+    if (eq === -1 || param.slice(0, eq).trim().toLowerCase() !== 'q') continue;
+    const value = param.slice(eq + 1).trim();
+    if (!/^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(value)) return 0;
+    return Number(value);
+  }
+  return 1;
+}

@@ -1,0 +1,97 @@
+// The web client's files, loaded from the build's directory into memory once per HTTP thread, with
+// every response header precomputed per file and per content coding: a request only picks the
+// coding (accept-encoding.ts) and compares its If-None-Match.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { MANIFEST_NAME, type WebManifest } from './manifest';
+import type { Coding } from './accept-encoding';
+
+/** Where `npm run build` puts the web client: dist/web, beside dist/src. */
+export const DEFAULT_WEB_DIR = join(__dirname, '..', '..', 'web');
+
+// Hashed names never change content: cache them for a year and never revalidate. The page that
+// names them must always be revalidated, or a browser would keep loading an old version.
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+const REVALIDATE = 'no-cache';
+
+export interface Variant {
+  body: Buffer;
+  etag: string;
+  /** Headers of a 200: caching, validator, coding. */
+  headers: Record<string, string>;
+  /** Headers of a 304: the same, less Content-Encoding (a 304 carries no body to describe). */
+  notModifiedHeaders: Record<string, string>;
+}
+
+export interface Asset {
+  contentType: string;
+  variants: Record<Coding, Variant>;
+}
+
+export interface WebAssets {
+  /** The page served at `/`. */
+  page: Asset;
+  /** Everything under `/app/`, by file name. */
+  files: Map<string, Asset>;
+  manifest: WebManifest;
+}
+
+/**
+ * Reads the build (manifest, files and their `.gz` and `.br` forms). `extraPageHeaders` go on the
+ * page's answers only (its Content-Security-Policy). Undefined when there is no build.
+ */
+export function loadWebAssets(dir: string, extraPageHeaders: Record<string, string>): WebAssets | undefined {
+  const manifestPath = join(dir, MANIFEST_NAME);
+  if (!existsSync(manifestPath)) return undefined;
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as WebManifest;
+  let page: Asset | undefined;
+  const files = new Map<string, Asset>();
+  for (const f of manifest.files) {
+    const isPage = f.url === '/';
+    const cacheControl = f.immutable ? IMMUTABLE : REVALIDATE;
+    const tag = f.sha256.slice(0, 24);
+    const variant = (coding: Coding, suffix: string): Variant => {
+      // Each coding is its own representation, so its own entity tag.
+      const etag = coding === 'identity' ? `"${tag}"` : `"${tag}-${coding}"`;
+      const common: Record<string, string> = {
+        'Cache-Control': cacheControl,
+        ETag: etag,
+        Vary: 'Accept-Encoding',
+        'X-Content-Type-Options': 'nosniff',
+        ...(isPage ? extraPageHeaders : {}),
+      };
+      const headers = coding === 'identity' ? common : { ...common, 'Content-Encoding': coding };
+      return { body: readFileSync(join(dir, f.path + suffix)), etag, headers, notModifiedHeaders: common };
+    };
+    const asset: Asset = {
+      contentType: f.content_type,
+      variants: { identity: variant('identity', ''), gzip: variant('gzip', '.gz'), br: variant('br', '.br') },
+    };
+    if (isPage) page = asset;
+    else files.set(f.url.slice('/app/'.length), asset);
+  }
+  if (!page) throw new Error(`${manifestPath} names no page at /`);
+  return { page, files, manifest };
+}
+
+/**
+ * The page's Content-Security-Policy: scripts, styles and everything else only from perch itself
+ * (no inline script or style), images also as data: and blob: URLs (previews of uploads, QR codes
+ * fetched with the key), and WebSocket connections to the public origin. CSP Level 3 browsers let
+ * 'self' cover ws: and wss: of the page's own host already; the public origin's ws and wss forms
+ * are named for the browsers that do not.
+ */
+export function contentSecurityPolicy(publicOrigin: string): string {
+  const host = new URL(publicOrigin).host;
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    `connect-src 'self' ws://${host} wss://${host}`,
+    "object-src 'none'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+  ].join('; ');
+}

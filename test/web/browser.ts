@@ -1,0 +1,245 @@
+// Headless Chromium for the web client's tests and screenshots: the browser binary shipped in the
+// @sparticuz/chromium npm package (nothing is downloaded), driven by puppeteer-core.
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+
+// The package is ESM-typed with a CommonJS build beside it, which this CommonJS code loads.
+interface ChromiumPackage {
+  readonly args: string[];
+  executablePath(input?: string): Promise<string>;
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const chromium = require('@sparticuz/chromium') as ChromiumPackage;
+
+/** Every wait in a browser test is bounded by this, so a broken screen fails instead of hanging. */
+export const STEP_TIMEOUT_MS = 15_000;
+
+const packageRoot = join(dirname(require.resolve('@sparticuz/chromium')), '..', '..');
+const chromiumVersion = (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * The browser binary, unpacked once into a directory of its own. The package unpacks into the
+ * temporary directory's top level and takes any `chromium` file there as already unpacked, which
+ * breaks when two test files start at once (one would run a half-written binary) or another
+ * version unpacked there before. So: a directory per version, a lock directory while unpacking,
+ * and a marker once it is complete.
+ */
+async function chromiumPath(): Promise<string> {
+  const dir = join(tmpdir(), `perch-chromium-${chromiumVersion}`);
+  const ready = join(dir, '.complete');
+  const lock = `${dir}.lock`;
+  const deadline = Date.now() + 120_000;
+  while (!existsSync(ready)) {
+    try {
+      mkdirSync(lock);
+    } catch {
+      // Unpacking takes seconds; a lock this old was left by a process that died meanwhile.
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true });
+      } catch {
+        // Gone meanwhile.
+      }
+      if (Date.now() > deadline) throw new Error(`gave up waiting for ${lock}`);
+      await sleep(200);
+      continue;
+    }
+    try {
+      if (!existsSync(ready)) {
+        rmSync(dir, { recursive: true, force: true });
+        mkdirSync(dir, { recursive: true });
+        // The package unpacks into os.tmpdir(), which reads TMPDIR at each call; every path it
+        // unpacks to is taken before its first await.
+        const before = process.env.TMPDIR;
+        process.env.TMPDIR = dir;
+        let unpacked: Promise<string>;
+        try {
+          unpacked = chromium.executablePath();
+        } finally {
+          if (before === undefined) delete process.env.TMPDIR;
+          else process.env.TMPDIR = before;
+        }
+        const path = await unpacked;
+        if (path !== join(dir, 'chromium')) throw new Error(`chromium unpacked to ${path}, not into ${dir}`);
+        writeFileSync(ready, '');
+      }
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
+  }
+  return join(dir, 'chromium');
+}
+
+// The package's flags, less the two that switch off web security (tests must see the same-origin
+// rules and the Content-Security-Policy as a person's browser applies them) and --single-process
+// (made for AWS Lambda; with it, a tab in a second browser context closes the browser, and tests
+// need one context per person), plus what keeps Chromium from reaching out to the network, which
+// this machine does not have.
+const DROPPED = new Set(['--disable-web-security', '--allow-running-insecure-content', '--single-process']);
+// A locale of its own too: under LANG=C this Chromium's default locale is "en-US@posix", which its
+// Intl refuses (new Intl.DateTimeFormat() throws), as no person's browser would.
+const EXTRA = ['--lang=en-US', '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-default-apps'];
+
+export async function launchBrowser(): Promise<Browser> {
+  const executablePath = await chromiumPath();
+  const args = [...chromium.args.filter((a) => !DROPPED.has(a)), ...EXTRA];
+  return puppeteer.launch({
+    executablePath,
+    args: [...new Set(args)],
+    headless: 'shell',
+    protocolTimeout: 60_000,
+    env: { ...process.env, LANG: 'en_US.UTF-8', TZ: process.env.TZ ?? 'UTC' },
+  });
+}
+
+export interface AppPage {
+  page: Page;
+  /** Uncaught errors and Content-Security-Policy violations seen by the page. */
+  problems: string[];
+}
+
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 360, height: 740, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+
+/** A new tab with the given viewport, recording script errors and CSP violations. */
+export async function newAppPage(browser: Browser, viewport: { width: number; height: number; isMobile?: boolean; hasTouch?: boolean; deviceScaleFactor?: number } = DESKTOP): Promise<AppPage> {
+  const page = await browser.newPage();
+  page.setDefaultTimeout(STEP_TIMEOUT_MS);
+  page.setDefaultNavigationTimeout(STEP_TIMEOUT_MS);
+  await page.setViewport(viewport);
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(`page error: ${(err as Error).message ?? String(err)}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && msg.text().startsWith('csp:')) problems.push(msg.text());
+  });
+  // Runs before the page's own scripts (and, injected by the browser, is not itself subject to
+  // the page's policy): every violation the policy reports becomes a console error.
+  // (Functions run in the page are typed loosely: the project compiles without the DOM library.)
+  await page.evaluateOnNewDocument(() => {
+    (globalThis as any).document.addEventListener('securitypolicyviolation', (e: any) => {
+      console.error(`csp: ${e.violatedDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`);
+    });
+  });
+  return { page, problems };
+}
+
+let axeSource: string | null = null;
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+/**
+ * Runs axe-core in the page (evaluated through the DevTools protocol, which the page's policy
+ * does not govern) and answers the violations of impact "serious" or "critical".
+ */
+export async function seriousA11yViolations(page: Page): Promise<AxeViolation[]> {
+  axeSource ??= readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+  await page.evaluate(axeSource);
+  const all = (await page.evaluate(async () => {
+    const axe = (globalThis as any).axe;
+    const result = await axe.run((globalThis as any).document, { resultTypes: ['violations'] });
+    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n: any) => n.target.join(' ')) }));
+  })) as AxeViolation[];
+  return all.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/** Types the key into the sign-in form and waits for the signed-in shell (or the error). */
+export async function signIn(page: Page, key: string): Promise<void> {
+  await page.waitForSelector('#api-key');
+  await page.type('#api-key', key);
+  await page.click('form button[type="submit"]');
+}
+
+/** The trimmed text of the first element matching `selector`, once one exists. */
+export async function textOf(page: Page, selector: string): Promise<string> {
+  const el = await page.waitForSelector(selector);
+  return ((await el!.evaluate((e) => e.textContent)) ?? '').trim().replace(/\s+/g, ' ');
+}
+
+/** Waits until `fn` (run in the page) is truthy, bounded by the step timeout. */
+export async function waitInPage(page: Page, fn: string, timeout = STEP_TIMEOUT_MS): Promise<void> {
+  await page.waitForFunction(fn, { timeout });
+}
+
+/** Clicks the first button or link whose text is `text` exactly (after trimming). */
+export async function clickText(page: Page, selector: string, text: string): Promise<void> {
+  const handle = await page.waitForFunction(
+    (sel: string, t: string) => [...(globalThis as any).document.querySelectorAll(sel)].find((e: any) => (e.textContent ?? '').trim().replace(/\s+/g, ' ') === t) ?? null,
+    { timeout: STEP_TIMEOUT_MS },
+    selector,
+    text,
+  );
+  await (handle as any).click();
+}
+
+/** A real PNG (decodable, so a page can show it), each pixel's colour from `pixel`. */
+export function png(width: number, height: number, pixel: (x: number, y: number) => [number, number, number]): Buffer {
+  const { crc32, deflateSync } = require('node:zlib') as typeof import('node:zlib');
+  const row = 1 + width * 3;
+  const pixels = Buffer.alloc(row * height);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) pixels.set(pixel(x, y), y * row + 1 + x * 3);
+  }
+  const chunk = (type: string, data: Buffer) => {
+    const head = Buffer.alloc(8);
+    head.writeUInt32BE(data.length, 0);
+    head.write(type, 4, 'latin1');
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])) >>> 0, 0);
+    return Buffer.concat([head, data, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8); // 8 bits per channel, RGB, no interlace
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(pixels)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/** A PNG of one colour, for upload tests. */
+export function solidPng(width: number, height: number, rgb: [number, number, number]): Buffer {
+  return png(width, height, () => rgb);
+}
+
+/** Whether the page scrolls sideways (something wider than the viewport). */
+export async function overflowsSideways(page: Page): Promise<boolean> {
+  return page.evaluate(() => {
+    const d = (globalThis as any).document.documentElement;
+    return d.scrollWidth > d.clientWidth;
+  });
+}
+
+/**
+ * Presses Tab until the focused element matches `selector` (at most `limit` times), as a keyboard
+ * user would; answers how many presses it took, or throws.
+ */
+export async function tabTo(page: Page, selector: string, limit = 40): Promise<number> {
+  for (let i = 1; i <= limit; i++) {
+    await page.keyboard.press('Tab');
+    const found = await page.evaluate((sel: string) => (globalThis as any).document.activeElement?.matches(sel) ?? false, selector);
+    if (found) return i;
+  }
+  throw new Error(`${selector} was not reached in ${limit} presses of Tab`);
+}
+
+/** The focused element's outline style and width, to check that focus is visible. */
+export async function focusOutline(page: Page): Promise<{ style: string; width: number }> {
+  return page.evaluate(() => {
+    const el = (globalThis as any).document.activeElement;
+    const cs = (globalThis as any).getComputedStyle(el);
+    return { style: cs.outlineStyle, width: parseFloat(cs.outlineWidth) };
+  });
+}

@@ -1,0 +1,256 @@
+// The web client's microblog screens, driven in headless Chromium against the real server: a post
+// with an image reaching a follower, likes, a reply and deleting it, follow and unfollow, the
+// counter, endless scrolling and the phone-width layout.
+import t, { type Test } from 'tap';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, ElementHandle, Page } from 'puppeteer-core';
+import { startServer, type Key, type TestServer } from '../helpers/server';
+import {
+  PHONE,
+  clickText,
+  launchBrowser,
+  newAppPage,
+  overflowsSideways,
+  seriousA11yViolations,
+  signIn,
+  solidPng,
+  textOf,
+  waitInPage,
+  type AppPage,
+} from './browser';
+
+let server: TestServer;
+let browser: Browser;
+let alice: Key;
+let bob: Key;
+let carol: Key;
+const contexts: BrowserContext[] = [];
+const pages: AppPage[] = [];
+const files = mkdtempSync(join(tmpdir(), 'perch-web-files-'));
+
+t.before(async () => {
+  server = await startServer();
+  [alice, bob, carol] = await Promise.all([server.keygen('alice'), server.keygen('bob'), server.keygen('carol')]);
+  browser = await launchBrowser();
+});
+t.teardown(async () => {
+  await browser?.close();
+  await server?.close();
+  rmSync(files, { recursive: true, force: true });
+});
+
+/** A signed-in tab of its own browser context (its own localStorage: one person each). */
+async function personPage(key: Key, viewport?: Parameters<typeof newAppPage>[1]): Promise<Page> {
+  const context = await browser.createBrowserContext();
+  contexts.push(context);
+  const app = await newAppPage(context as unknown as Browser, viewport);
+  pages.push(app);
+  await app.page.goto(server.url + '/');
+  await signIn(app.page, key.key);
+  await app.page.waitForSelector('nav[aria-label="Main"]');
+  return app.page;
+}
+
+async function noSeriousViolations(t: Test, page: Page, screen: string): Promise<void> {
+  t.same(await seriousA11yViolations(page), [], `${screen}: no serious or critical accessibility violations`);
+}
+
+async function setValue(page: Page, selector: string, value: string): Promise<void> {
+  await page.waitForSelector(selector);
+  await page.$eval(
+    selector,
+    (el: any, v: string) => {
+      el.value = v;
+      el.dispatchEvent(new (globalThis as any).Event('input', { bubbles: true }));
+    },
+    value,
+  );
+}
+
+async function articleTexts(page: Page): Promise<string[]> {
+  return page.$$eval('.post-list article .post-text', (els: any[]) => els.map((e) => e.textContent));
+}
+
+let alicePage: Page;
+let bobPage: Page;
+let postId = '';
+const POST_TEXT = 'Hello from the web client, with a picture. Café ☕';
+
+t.test('a follower follows from the profile; a post with an image reaches their timeline', async (t) => {
+  bobPage = await personPage(bob);
+  await bobPage.goto(server.url + '/#/users/alice');
+  await bobPage.waitForSelector('.follow button');
+  t.equal(await textOf(bobPage, 'h1'), '@alice');
+  t.same(await bobPage.$$eval('.profile-counts a', (els: any[]) => els.map((e) => e.textContent)), ['0 followers', '0 following']);
+  await noSeriousViolations(t, bobPage, 'profile');
+  await clickText(bobPage, '.follow button', 'Follow @alice');
+  await waitInPage(bobPage, `document.querySelector('.follow button')?.textContent.trim() === 'Unfollow @alice'`);
+  await waitInPage(bobPage, `document.querySelector('.profile-counts').textContent.includes('1 follower')`);
+  const aliceRecord = await server.get('/api/users/@alice');
+  t.equal(aliceRecord.json.followers_count, 1, 'the server counts the follow');
+
+  await bobPage.click('nav[aria-label="Main"] a[href="#/"]');
+  await waitInPage(bobPage, `document.body.textContent.includes('Nothing here yet')`);
+
+  alicePage = await personPage(alice);
+  const png = join(files, 'square.png');
+  writeFileSync(png, solidPng(40, 30, [30, 120, 200]));
+  await alicePage.type('#compose-text', POST_TEXT);
+  t.equal(await textOf(alicePage, '#compose-count'), `${280 - [...POST_TEXT.normalize('NFC')].length} characters left`);
+  const input = (await alicePage.$('#compose-media')) as ElementHandle<any>;
+  await input.uploadFile(png);
+  await alicePage.waitForSelector('.attachments img');
+  t.match(await alicePage.$eval('.attachments img', (i: any) => i.src), /^blob:/, 'a preview of the picked file');
+  await noSeriousViolations(t, alicePage, 'compose with an image');
+  await clickText(alicePage, 'button', 'Post');
+  await waitInPage(alicePage, `document.querySelector('.post-list article .post-text')?.textContent === ${JSON.stringify(POST_TEXT)}`);
+  t.equal(await alicePage.$eval('#compose-text', (e: any) => e.value), '', 'the form is cleared');
+
+  const posts = await server.get('/api/users/@alice/posts');
+  t.equal(posts.json.items.length, 1);
+  const post = posts.json.items[0];
+  postId = post.id;
+  t.equal(post.text, POST_TEXT);
+  t.equal(post.media_ids.length, 1, 'posted with the uploaded image');
+  const media = await fetch(`${server.url}/media/${post.media_ids[0]}`);
+  t.equal(media.headers.get('content-type'), 'image/png');
+  t.same(Buffer.from(await media.arrayBuffer()), solidPng(40, 30, [30, 120, 200]), 'the bytes of the file');
+
+  // The follower's open timeline polls its first page and offers the new post.
+  await bobPage.waitForSelector('button.new-posts', { timeout: 15_000 });
+  t.equal(await textOf(bobPage, 'button.new-posts'), 'Show 1 new post');
+  await bobPage.click('button.new-posts');
+  await waitInPage(bobPage, `document.querySelectorAll('.post-list article').length === 1`);
+  t.same(await articleTexts(bobPage), [POST_TEXT]);
+  t.equal(await textOf(bobPage, '.post-list article .handle'), '@alice');
+  await waitInPage(bobPage, `[...document.querySelectorAll('.post-media img')].every((i) => i.complete && i.naturalWidth === 40)`);
+  t.pass('the image is shown, decoded at its size');
+  await noSeriousViolations(t, bobPage, 'home timeline');
+});
+
+t.test('likes toggle, with the count read back from the server', async (t) => {
+  const like = `.post-list article[data-post-id="${postId}"] button.like`;
+  await bobPage.click(like);
+  await waitInPage(bobPage, `document.querySelector('${like}').getAttribute('aria-pressed') === 'true' && document.querySelector('${like}').parentElement.textContent.includes('1 like')`);
+  t.equal((await server.get(`/api/posts/${postId}`)).json.like_count, 1);
+  await bobPage.click(like);
+  await waitInPage(bobPage, `document.querySelector('${like}').getAttribute('aria-pressed') === 'false' && document.querySelector('${like}').parentElement.textContent.includes('0 likes')`);
+  t.equal((await server.get(`/api/posts/${postId}`)).json.like_count, 0);
+  await bobPage.click(like);
+  await waitInPage(bobPage, `document.querySelector('${like}').getAttribute('aria-pressed') === 'true'`);
+  t.equal((await server.get(`/api/posts/${postId}`)).json.like_count, 1);
+
+  // The post's own page, reached from its time.
+  await bobPage.click(`.post-list article[data-post-id="${postId}"] a.post-time`);
+  await waitInPage(bobPage, `location.hash === '#/posts/${postId}'`);
+  await waitInPage(bobPage, `document.querySelector('h1').textContent === 'Post by @alice'`);
+  t.equal(await bobPage.$eval('article button.like', (b: any) => b.getAttribute('aria-pressed')), 'true', 'the like is remembered');
+  t.match(await textOf(bobPage, 'article .post-actions'), /1 like/);
+  await noSeriousViolations(t, bobPage, 'post page');
+});
+
+t.test("a reply from the post's page, and deleting one's own post", async (t) => {
+  // bob is on alice's post's page (the test above).
+  await bobPage.waitForSelector('#compose-text');
+  t.equal(await textOf(bobPage, 'label[for="compose-text"]'), 'Your reply');
+  await bobPage.type('#compose-text', 'Lovely light in that one.');
+  await clickText(bobPage, '.compose button', 'Reply');
+  await waitInPage(bobPage, `document.body.textContent.includes('Your replies') && document.querySelector('article .post-actions').textContent.includes('1 reply')`);
+  const parent = await server.get(`/api/posts/${postId}`);
+  t.equal(parent.json.reply_count, 1, 'the server counts the reply');
+  const bobs = await server.get('/api/users/@bob/posts');
+  const reply = bobs.json.items[0];
+  t.equal(reply.text, 'Lovely light in that one.');
+  t.equal(reply.reply_to, postId, 'posted as a reply to that post');
+  await noSeriousViolations(t, bobPage, 'post page with a reply');
+
+  await bobPage.goto(server.url + '/#/users/bob');
+  await bobPage.waitForSelector(`article[data-post-id="${reply.id}"]`);
+  t.equal(await bobPage.$eval(`article[data-post-id="${reply.id}"] .reply-to a`, (a: any) => a.getAttribute('href')), `#/posts/${postId}`, 'a reply links to its post');
+  t.equal(await bobPage.$(`article[data-post-id="${postId}"] .delete-post`), null, "no Delete on another's post");
+  await bobPage.click(`article[data-post-id="${reply.id}"] .delete-post`);
+  await bobPage.waitForSelector('dialog[open]');
+  await noSeriousViolations(t, bobPage, 'delete a post');
+  await clickText(bobPage, 'dialog[open] button', 'Delete');
+  await waitInPage(bobPage, `!document.querySelector('article[data-post-id="${reply.id}"]')`);
+  t.equal((await server.get(`/api/posts/${reply.id}`)).status, 404, 'the post is gone');
+  t.equal((await server.get(`/api/posts/${postId}`)).json.reply_count, 0, 'and no longer counted as a reply');
+});
+
+t.test('the counter counts as the server does: code points after NFC', async (t) => {
+  // 279 letters and an e with a combining acute: 281 UTF-16 units, 280 code points after NFC.
+  const atLimit = 'a'.repeat(279) + 'e\u0301';
+  await setValue(alicePage, '#compose-text', atLimit);
+  t.equal(await textOf(alicePage, '#compose-count'), '0 characters left');
+  t.equal(await alicePage.$eval('.compose button[type="submit"]', (b: any) => b.disabled), false, 'postable');
+  t.equal((await server.post('/api/posts', { key: carol.key, json: { text: atLimit } })).status, 201, 'and the server takes it');
+
+  const over = atLimit + '😀';
+  await setValue(alicePage, '#compose-text', over);
+  t.equal(await textOf(alicePage, '#compose-count'), '1 character over the limit');
+  t.equal(await alicePage.$eval('.compose button[type="submit"]', (b: any) => b.disabled), true, 'not postable');
+  t.equal(await alicePage.$eval('#compose-text', (e: any) => e.getAttribute('aria-invalid')), 'true');
+  t.equal((await server.post('/api/posts', { key: carol.key, json: { text: over } })).status, 400, 'the server refuses it too');
+
+  await setValue(alicePage, '#compose-text', ' \u3000\n');
+  t.equal(await alicePage.$eval('.compose button[type="submit"]', (b: any) => b.disabled), true, 'white space only is not postable');
+  t.equal((await server.post('/api/posts', { key: carol.key, json: { text: ' \u3000\n' } })).status, 400);
+  await setValue(alicePage, '#compose-text', '');
+});
+
+t.test('follower lists, and unfollowing from the profile', async (t) => {
+  await bobPage.goto(server.url + '/#/users/alice/followers');
+  await bobPage.waitForSelector('.user-list li');
+  t.same(await bobPage.$$eval('.user-list .handle', (els: any[]) => els.map((e) => e.textContent)), ['@bob']);
+  t.equal(await bobPage.$eval('.tabs a[aria-current="page"]', (a: any) => a.textContent), 'Followers');
+  await clickText(bobPage, '.follow button', 'Unfollow @alice');
+  await waitInPage(bobPage, `document.querySelector('.follow button')?.textContent.trim() === 'Follow @alice'`);
+  await waitInPage(bobPage, `document.querySelector('.profile-counts').textContent.includes('0 followers')`);
+  t.equal((await server.get('/api/users/@alice')).json.followers_count, 0);
+  t.equal((await server.get('/api/users/@bob')).json.following_count, 0);
+  await bobPage.goto(server.url + '/#/users/bob/following');
+  await waitInPage(bobPage, `document.body.textContent.includes('@bob follows nobody yet.')`);
+  t.pass('bob follows nobody');
+});
+
+t.test('endless scrolling loads the next page as the end comes into view', async (t) => {
+  // carol has one post (the counter test); 24 more make 25, more than the first page of 20.
+  for (let i = 1; i <= 24; i++) {
+    const r = await server.post('/api/posts', { key: carol.key, json: { text: `carol's post number ${i}` } });
+    t.equal(r.status, 201);
+  }
+  const page = await personPage(carol);
+  await waitInPage(page, `document.querySelectorAll('.post-list article').length === 20`);
+  t.equal((await articleTexts(page))[0], "carol's post number 24", 'newest first');
+  await page.evaluate(() => (globalThis as any).window.scrollTo(0, (globalThis as any).document.body.scrollHeight));
+  await waitInPage(page, `document.querySelectorAll('.post-list article').length === 25`);
+  await waitInPage(page, `document.body.textContent.includes('You have reached the beginning.')`);
+  const texts = await articleTexts(page);
+  t.equal(new Set(texts).size, 25, 'no post twice');
+  t.equal(texts[24], 'a'.repeat(279) + '\u00e9', 'the oldest last, stored in NFC');
+});
+
+t.test('the phone-width layout (360 x 740)', async (t) => {
+  const page = await personPage(carol, PHONE);
+  await waitInPage(page, `document.querySelectorAll('.post-list article').length === 20`);
+  t.equal(await overflowsSideways(page), false, 'home: nothing wider than the screen');
+  const navBox = await page.$eval('nav[aria-label="Main"]', (n: any) => n.getBoundingClientRect().toJSON());
+  t.ok(navBox.right <= 360, 'the navigation fits');
+  await noSeriousViolations(t, page, 'home at phone width');
+  await page.goto(server.url + '/#/users/alice');
+  await page.waitForSelector('.follow button');
+  await waitInPage(page, `document.querySelectorAll('.post-list article').length === 1`);
+  t.equal(await overflowsSideways(page), false, 'profile: nothing wider than the screen');
+  const img = await page.$eval('.post-media img', (i: any) => i.getBoundingClientRect().width);
+  t.ok(img > 200 && img <= 340, `the image fits (${img} px)`);
+  await noSeriousViolations(t, page, 'profile at phone width');
+  await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+  t.equal(await page.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.documentElement).getPropertyValue('--bg').trim()), '#14171b', 'the dark scheme applies');
+  await noSeriousViolations(t, page, 'profile in the dark scheme');
+});
+
+t.test('no script errors or Content-Security-Policy violations in any tab', async (t) => {
+  for (const p of pages) t.same(p.problems, []);
+});

@@ -1,0 +1,181 @@
+// The one way the client talks to perch's API: the key goes in the Authorization header, JSON in
+// and out, and every failure becomes an ApiError whose text is the server's own sentence.
+
+/** Shapes of the API's answers, as CONTRACT.md and docs/ describe them. */
+export interface User {
+  id: string;
+  handle: string;
+  created_at: string;
+  followers_count: number;
+  following_count: number;
+}
+
+export interface Post {
+  id: string;
+  text: string;
+  author_id: string;
+  media_ids: string[];
+  reply_to: string | null;
+  created_at: string;
+  like_count?: number;
+  reply_count?: number;
+  author?: { id: string; handle: string };
+}
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export interface LinkSummary {
+  short_code: string;
+  short_url: string;
+  url: string;
+  created_at: string;
+  updated_at?: string;
+  expires_at: string | null;
+  status?: 'active' | 'expired';
+}
+
+export interface NameCount {
+  name: string;
+  count: number;
+}
+
+export interface LinkDetails extends LinkSummary {
+  updated_at: string;
+  status: 'active' | 'expired';
+  clicks: {
+    total: number;
+    last_24h: number;
+    bots: number;
+    daily: { date: string; count: number }[];
+    referrers: { referrer: string; count: number }[];
+    /** Present once the server counts browser and OS families. */
+    browsers?: NameCount[];
+    os?: NameCount[];
+  };
+  password_protected?: boolean;
+}
+
+export interface Media {
+  id: string;
+  content_type: string;
+  size: number;
+  url: string;
+}
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly retryAfterSeconds: number | null = null,
+    readonly details: ErrorDetail[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** A request that never reached perch (network down, server stopped). */
+export class NetworkError extends Error {}
+
+/** The sentence a person sees for a failure: the server's message, and when to retry. */
+export function describeError(err: unknown): string {
+  if (err instanceof ApiError) {
+    let text = err.message;
+    const fields = err.details.filter((d) => d.message);
+    if (fields.length > 0) text += ' ' + fields.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; ') + '.';
+    if ((err.status === 429 || err.status === 503) && err.retryAfterSeconds) {
+      const s = err.retryAfterSeconds;
+      text += ` Try again in ${s} second${s === 1 ? '' : 's'}.`;
+    }
+    return text;
+  }
+  if (err instanceof NetworkError) return err.message;
+  return 'Something went wrong in the web client: ' + (err instanceof Error ? err.message : String(err));
+}
+
+export interface RequestOptions {
+  json?: unknown;
+  body?: Blob;
+  contentType?: string;
+  /** Sign with this key instead of the session's (signing in). */
+  key?: string | null;
+}
+
+let sessionKey: string | null = null;
+let onUnauthorized: (err: ApiError) => void = () => {};
+
+/** Set by the session: the key to sign with, and what a 401 of a signed request does. */
+export function configureApi(key: string | null, unauthorized: (err: ApiError) => void): void {
+  sessionKey = key;
+  onUnauthorized = unauthorized;
+}
+
+export async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  const key = opts.key !== undefined ? opts.key : sessionKey;
+  if (key) headers.Authorization = `Bearer ${key}`;
+  let body: BodyInit | undefined;
+  if (opts.json !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    body = JSON.stringify(opts.json);
+  } else if (opts.body) {
+    headers['Content-Type'] = opts.contentType ?? opts.body.type;
+    body = opts.body;
+  }
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, body, credentials: 'omit', cache: 'no-store' });
+  } catch {
+    throw new NetworkError('Could not reach perch. Check the connection and try again.');
+  }
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (res.ok) return parsed as T;
+  const e = (parsed ?? {}) as { error?: string; message?: string; retry_after_seconds?: number; details?: ErrorDetail[] };
+  const retry = e.retry_after_seconds ?? (Number(res.headers.get('Retry-After')) || null);
+  const err = new ApiError(
+    res.status,
+    e.error ?? 'http_' + res.status,
+    e.message ?? `The server answered ${res.status} ${res.statusText}.`,
+    retry,
+    Array.isArray(e.details) ? e.details : [],
+  );
+  // A key that stopped working (revoked) ends the session; signing in handles its own 401.
+  if (res.status === 401 && opts.key === undefined && sessionKey) onUnauthorized(err);
+  throw err;
+}
+
+export const api = {
+  get: <T>(path: string) => request<T>('GET', path),
+  post: <T>(path: string, json?: unknown) => request<T>('POST', path, json === undefined ? {} : { json }),
+  patch: <T>(path: string, json: unknown) => request<T>('PATCH', path, { json }),
+  del: (path: string) => request<void>('DELETE', path),
+  upload: (file: Blob) => request<Media>('POST', '/api/media', { body: file }),
+};
+
+/** A path with a query string, leaving out absent values. */
+export function withQuery(path: string, query: Record<string, string | number | null | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== null && v !== undefined && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `${path}?${s}` : path;
+}
+
+/** A user path segment by handle (`@alice`); handles are word characters, escaped all the same. */
+export function byHandle(handle: string): string {
+  return '@' + encodeURIComponent(handle);
+}

@@ -1,0 +1,171 @@
+// The application shell: landmarks, navigation, the route table and the live region.
+import { html } from 'htm/preact';
+import type { VNode } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { describeError } from './api';
+import { LiveRegion, ScreenTitle, announce } from './components';
+import { features, probeFeatures, type Features } from './features';
+import { resetFollowing } from './following';
+import { href, match, usePath } from './router';
+import { resume, session, signOut } from './session';
+import { useStore } from './store';
+import { Home } from './screens/home';
+import { LinkDetails } from './screens/link-details';
+import { Links } from './screens/links';
+import { PostPage } from './screens/post';
+import { Profile } from './screens/profile';
+import { SignIn } from './screens/signin';
+
+interface ScreenRoute {
+  pattern: string;
+  title(params: Record<string, string>): string;
+  /** Null: the screen is not built yet; its route says so instead of pretending. */
+  render: ((params: Record<string, string>) => VNode) | null;
+  /** The server capability the screen needs (features.ts). */
+  feature?: keyof Features;
+}
+
+const ROUTES: ScreenRoute[] = [
+  { pattern: '/', title: () => 'Home', render: () => html`<${Home} />` },
+  { pattern: '/links', title: () => 'Links', render: () => html`<${Links} />` },
+  { pattern: '/links/:code', title: (p) => `Link ${p.code}`, render: (p) => html`<${LinkDetails} code=${p.code} />` },
+  { pattern: '/posts/:id', title: () => 'Post', render: (p) => html`<${PostPage} id=${p.id} />` },
+  { pattern: '/users/:handle', title: (p) => `@${p.handle}`, render: (p) => html`<${Profile} handle=${p.handle} tab="posts" />` },
+  { pattern: '/users/:handle/followers', title: (p) => `Followers of @${p.handle}`, render: (p) => html`<${Profile} handle=${p.handle} tab="followers" />` },
+  { pattern: '/users/:handle/following', title: (p) => `Followed by @${p.handle}`, render: (p) => html`<${Profile} handle=${p.handle} tab="following" />` },
+  // Places for what comes later: notifications (list, unread badge, live over /ws) and search
+  // with suggestions. Their navigation items appear once the screen exists and the server has
+  // the endpoints.
+  { pattern: '/notifications', title: () => 'Notifications', render: null, feature: 'notifications' },
+  { pattern: '/search', title: () => 'Search', render: null, feature: 'search' },
+];
+
+interface NavItem {
+  label: string;
+  path: string;
+  /** Also current on these route patterns. */
+  also?: string[];
+  route: string;
+}
+
+function NotAvailable({ title, feature }: { title: string; feature?: keyof Features }) {
+  const have = useStore(features);
+  const serverHasIt = feature ? have[feature] : false;
+  return html`<div class="screen">
+    <${ScreenTitle}>${title}</${ScreenTitle}>
+    <p>${serverHasIt
+      ? `This server offers ${title.toLowerCase()}, but this version of the web client has no screen for it yet.`
+      : `${title} is not available on this server yet.`}</p>
+    <p><a href=${href('/')}>Go to your home timeline</a></p>
+  </div>`;
+}
+
+function NotFound() {
+  return html`<div class="screen">
+    <${ScreenTitle}>Page not found</${ScreenTitle}>
+    <p>There is no such screen in perch's web client.</p>
+    <p><a href=${href('/')}>Go to your home timeline</a></p>
+  </div>`;
+}
+
+function resolve(path: string): { route: ScreenRoute | null; params: Record<string, string> } {
+  for (const route of ROUTES) {
+    const params = match(route.pattern, path);
+    if (params) return { route, params };
+  }
+  return { route: null, params: {} };
+}
+
+export function App() {
+  const s = useStore(session);
+  const have = useStore(features);
+  const path = usePath();
+  const [starting, setStarting] = useState(true);
+  const [startError, setStartError] = useState<unknown>(null);
+  const firstRender = useRef(true);
+
+  useEffect(() => {
+    probeFeatures();
+    resume()
+      .catch((err) => setStartError(err))
+      .finally(() => setStarting(false));
+  }, []);
+
+  const { route, params } = resolve(path);
+  const signedIn = !!s.key && !!s.me;
+  const title = !signedIn ? 'Sign in' : route ? route.title(params) : 'Page not found';
+
+  useEffect(() => {
+    document.title = `${title} · perch`;
+    if (starting) return;
+    // Moving to another screen moves focus to its heading, so a screen reader starts there.
+    if (firstRender.current) {
+      firstRender.current = false;
+      return;
+    }
+    document.querySelector<HTMLElement>('main h1')?.focus();
+  }, [path, signedIn, starting]);
+
+  function doSignOut() {
+    signOut();
+    resetFollowing();
+    announce('Signed out.');
+  }
+
+  const nav: NavItem[] = s.me
+    ? [
+        { label: 'Home', path: '/', route: '/' },
+        { label: 'Links', path: '/links', route: '/links', also: ['/links/:code'] },
+        { label: 'Profile', path: `/users/${s.me.handle}`, route: '/users/:handle', also: ['/users/:handle/followers', '/users/:handle/following'] },
+      ]
+    : [];
+  for (const r of ROUTES) {
+    if (r.feature && r.render && have[r.feature]) nav.push({ label: r.title({}), path: r.pattern, route: r.pattern });
+  }
+  const isCurrent = (item: NavItem) => {
+    if (!route) return false;
+    if (item.label === 'Profile') return route.pattern.startsWith('/users/') && params.handle === s.me?.handle;
+    return route.pattern === item.route || (item.also ?? []).includes(route.pattern);
+  };
+
+  let content: VNode;
+  if (starting) content = html`<p class="muted" role="status">Loading…</p>`;
+  else if (startError) {
+    content = html`<div class="screen">
+      <${ScreenTitle}>perch</${ScreenTitle}>
+      <p class="error" role="alert">${describeError(startError)}</p>
+      <button type="button" onClick=${() => window.location.reload()}>Try again</button>
+    </div>`;
+  }
+  else if (!signedIn) content = html`<${SignIn} />`;
+  else if (!route) content = html`<${NotFound} />`;
+  else if (!route.render) content = html`<${NotAvailable} title=${route.title(params)} feature=${route.feature} />`;
+  else content = route.render(params);
+
+  return html`
+    <a class="skip-link" href="#main" onClick=${(e: Event) => {
+      // The fragment is the route: focus the main region instead of following the link.
+      e.preventDefault();
+      document.getElementById('main')?.focus();
+    }}>Skip to content</a>
+    <header class="top">
+      <div class="top-inner">
+        <a class="brand" href=${href('/')}><span aria-hidden="true" class="brand-mark"></span>perch</a>
+        ${signedIn
+          ? html`<nav aria-label="Main">
+              <ul>
+                ${nav.map((item) => html`<li><a href=${href(item.path)} aria-current=${isCurrent(item) ? 'page' : undefined}>${item.label}</a></li>`)}
+              </ul>
+            </nav>
+            <div class="who">
+              <span class="muted small">@${s.me!.handle}</span>
+              <button type="button" class="secondary small" onClick=${doSignOut}>Sign out</button>
+            </div>`
+          : null}
+      </div>
+    </header>
+    <main id="main" tabindex="-1">${content}</main>
+    <footer class="bottom"><p class="muted small">perch · short links and a microblog on your own server</p></footer>
+    <${LiveRegion} />
+  `;
+}

@@ -1,0 +1,265 @@
+// Pieces the screens share: error text, the polite announcer, endless lists, posts, a confirm dialog.
+import { html } from 'htm/preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { api, describeError, type Page, type Post } from './api';
+import { formatDateTime, plural } from './format';
+import { isLiked, rememberLike } from './likes';
+import { href } from './router';
+import { session } from './session';
+import { createStore, useStore } from './store';
+
+/** The text of the page's polite live region: outcomes of actions, for screen readers. */
+export const announcement = createStore('');
+
+export function announce(text: string): void {
+  // Clearing first makes the same sentence twice in a row be read twice.
+  announcement.set('');
+  setTimeout(() => announcement.set(text), 50);
+}
+
+export function LiveRegion() {
+  const text = useStore(announcement);
+  return html`<div class="visually-hidden" aria-live="polite" aria-atomic="true">${text}</div>`;
+}
+
+/** A failure as a sentence, announced at once (role=alert). */
+export function ErrorMessage({ error, id }: { error: unknown; id?: string }) {
+  if (!error) return null;
+  return html`<p class="error" role="alert" id=${id}>${describeError(error)}</p>`;
+}
+
+export function Loading({ label = 'Loading…' }: { label?: string }) {
+  return html`<p class="muted" role="status">${label}</p>`;
+}
+
+/** A screen's heading: focused when the screen changes, so screen readers start there. */
+export function ScreenTitle({ children }: { children: unknown }) {
+  return html`<h1 tabindex="-1" class="screen-title">${children}</h1>`;
+}
+
+export interface Feed<T> {
+  items: T[];
+  next: string | null;
+  /** No page asked yet, or the first one is on its way. */
+  loading: boolean;
+  error: unknown;
+  done: boolean;
+  loadMore(): void;
+  reload(): void;
+  setItems(update: (items: T[]) => T[]): void;
+}
+
+/**
+ * A list read page by page through `next_cursor`. `load` is called with the cursor (null for the
+ * first page); changing `key` starts over.
+ */
+export function useFeed<T>(load: (cursor: string | null) => Promise<Page<T>>, key: string): Feed<T> {
+  const [items, setItemsState] = useState<T[]>([]);
+  const [next, setNext] = useState<string | null>(null);
+  const [loading, setLoading] = useState(true);
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState(false);
+  const generation = useRef(0);
+  const busy = useRef(false);
+  const loadRef = useRef(load);
+  loadRef.current = load;
+
+  const fetchPage = useCallback((cursor: string | null, replace: boolean) => {
+    if (busy.current && !replace) return;
+    busy.current = true;
+    const mine = ++generation.current;
+    setLoading(true);
+    setError(null);
+    loadRef.current(cursor).then(
+      (page) => {
+        if (mine !== generation.current) return;
+        busy.current = false;
+        setItemsState((old) => (replace ? page.items : [...old, ...page.items]));
+        setNext(page.next_cursor);
+        setDone(page.next_cursor === null);
+        setLoading(false);
+      },
+      (err) => {
+        if (mine !== generation.current) return;
+        busy.current = false;
+        setError(err);
+        setLoading(false);
+      },
+    );
+  }, []);
+
+  useEffect(() => {
+    setItemsState([]);
+    setNext(null);
+    setDone(false);
+    fetchPage(null, true);
+  }, [key]);
+
+  return {
+    items,
+    next,
+    loading,
+    error,
+    done,
+    loadMore: () => {
+      if (next && !loading) fetchPage(next, false);
+    },
+    reload: () => fetchPage(null, true),
+    setItems: (update) => setItemsState((old) => update(old)),
+  };
+}
+
+/**
+ * The end of an endless list: loads the next page when it scrolls into view (IntersectionObserver),
+ * and is a button too, for keyboards and for browsers that do not observe.
+ */
+export function MoreItems<T>({ feed, label, endText }: { feed: Feed<T>; label: string; endText: string }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const feedRef = useRef(feed);
+  feedRef.current = feed;
+  useEffect(() => {
+    const el = ref.current;
+    if (!el || typeof IntersectionObserver === 'undefined') return;
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) feedRef.current.loadMore();
+    }, { rootMargin: '200px 0px' });
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, [feed.next]);
+  return html`<div class="more" ref=${ref}>
+    <${ErrorMessage} error=${feed.error} />
+    ${feed.loading
+      ? html`<${Loading} />`
+      : feed.next
+        ? html`<button type="button" class="secondary" onClick=${feed.loadMore}>${label}</button>`
+        : feed.done && !feed.error
+          ? html`<p class="muted">${endText}</p>`
+          : null}
+  </div>`;
+}
+
+/** A post: author, time (a link to the post's page), text, images, likes. */
+export function PostCard({ post, onChange, onRemoved }: { post: Post; onChange?: (post: Post) => void; onRemoved?: (id: string) => void }) {
+  const me = useStore(session).me;
+  const [liked, setLiked] = useState(() => (me ? isLiked(me.id, post.id) : false));
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [confirming, setConfirming] = useState(false);
+  const handle = post.author?.handle;
+  const titleId = `post-${post.id}-by`;
+  const mine = !!me && me.id === post.author_id;
+
+  async function remove() {
+    setConfirming(false);
+    setError(null);
+    try {
+      await api.del(`/api/posts/${post.id}`);
+      announce('Post deleted.');
+      onRemoved?.(post.id);
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  async function toggleLike() {
+    if (!me) return;
+    setBusy(true);
+    setError(null);
+    const want = !liked;
+    try {
+      if (want) await api.post(`/api/posts/${post.id}/like`);
+      else await api.del(`/api/posts/${post.id}/like`);
+      rememberLike(me.id, post.id, want);
+      setLiked(want);
+      // The count is the server's: a like made elsewhere is not counted twice.
+      const fresh = await api.get<Post>(`/api/posts/${post.id}`);
+      onChange?.({ ...post, like_count: fresh.like_count, reply_count: fresh.reply_count });
+      announce(want ? 'Liked.' : 'Like removed.');
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return html`<article class="post" aria-labelledby=${titleId} data-post-id=${post.id}>
+    <header class="post-head">
+      <span id=${titleId}>
+        ${handle ? html`<a href=${href('/users/' + handle)} class="handle">@${handle}</a>` : html`<span class="handle">user ${post.author_id}</span>`}
+      </span>
+      <a href=${href('/posts/' + post.id)} class="post-time"><time datetime=${post.created_at}>${formatDateTime(post.created_at)}</time></a>
+    </header>
+    ${post.reply_to ? html`<p class="muted small reply-to">Replying to <a href=${href('/posts/' + post.reply_to)}>a post</a></p>` : null}
+    <p class="post-text">${post.text}</p>
+    ${post.media_ids.length > 0
+      ? html`<div class=${'post-media count-' + post.media_ids.length}>
+          ${post.media_ids.map(
+            (id, i) => html`<img src=${'/media/' + id} alt=${`Image ${i + 1} of ${post.media_ids.length} attached to the post`} loading="lazy" />`,
+          )}
+        </div>`
+      : null}
+    <footer class="post-actions">
+      <button type="button" class="like" aria-pressed=${liked ? 'true' : 'false'} disabled=${busy || !me} onClick=${toggleLike}>
+        ${liked ? 'Liked' : 'Like'}
+      </button>
+      <span class="count">${plural(post.like_count ?? 0, 'like')}</span>
+      <span class="count">${plural(post.reply_count ?? 0, 'reply', 'replies')}</span>
+      ${mine ? html`<button type="button" class="secondary small delete-post" onClick=${() => setConfirming(true)}>Delete</button>` : null}
+    </footer>
+    <${ErrorMessage} error=${error} />
+    ${mine
+      ? html`<${ConfirmDialog} open=${confirming} title="Delete this post?"
+          text="It disappears from every timeline and its page. This cannot be undone."
+          confirmLabel="Delete" onConfirm=${remove} onCancel=${() => setConfirming(false)} />`
+      : null}
+  </article>`;
+}
+
+/** A list of posts read page by page, scrolling on without end. */
+export function PostList({ feed, empty }: { feed: Feed<Post>; empty: string }) {
+  const replace = (p: Post) => feed.setItems((items) => items.map((x) => (x.id === p.id ? p : x)));
+  const drop = (id: string) => feed.setItems((items) => items.filter((x) => x.id !== id));
+  return html`<div class="post-list">
+    ${feed.items.length === 0 && feed.done && !feed.error ? html`<p class="muted">${empty}</p>` : null}
+    ${feed.items.map((p) => html`<${PostCard} key=${p.id} post=${p} onChange=${replace} onRemoved=${drop} />`)}
+    ${feed.items.length > 0 || !feed.done ? html`<${MoreItems} feed=${feed} label="Load older posts" endText="You have reached the beginning." />` : null}
+  </div>`;
+}
+
+let dialogCount = 0;
+
+/** A modal confirmation (the native <dialog>: focus moves in, Escape cancels, focus returns). */
+export function ConfirmDialog({ open, title, text, confirmLabel, onConfirm, onCancel }: {
+  open: boolean;
+  title: string;
+  text: string;
+  confirmLabel: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  // Several may be on one screen (one per own post): ids of their own.
+  const [id] = useState(() => `confirm-${++dialogCount}`);
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (open && !d.open) d.showModal();
+    if (!open && d.open) d.close();
+  }, [open]);
+  return html`<dialog ref=${ref} aria-labelledby=${id + '-title'} aria-describedby=${id + '-text'} onCancel=${(e: Event) => {
+    e.preventDefault();
+    onCancel();
+  }}>
+    <h2 id=${id + '-title'}>${title}</h2>
+    <p id=${id + '-text'}>${text}</p>
+    <div class="actions">
+      <button type="button" class="danger" onClick=${onConfirm}>${confirmLabel}</button>
+      <button type="button" class="secondary" onClick=${onCancel} autofocus>Cancel</button>
+    </div>
+  </dialog>`;
+}
+
+export function userHref(handle: string): string {
+  return href('/users/' + handle);
+}
+

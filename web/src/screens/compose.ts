@@ -1,0 +1,132 @@
+// Writing a post: text with the server's own 280-character rule, and up to four images uploaded
+// first (POST /api/media, the raw bytes) and then attached by id.
+import { html } from 'htm/preact';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { MAX_POST_CODE_POINTS, codePointLength } from '../../../src/core/post-text';
+import { api, type Post } from '../api';
+import { ErrorMessage, announce } from '../components';
+import { plural } from '../format';
+import { session } from '../session';
+import { useStore } from '../store';
+
+const MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+const MEDIA_MAX_BYTES = 5 * 1024 * 1024;
+const MAX_MEDIA = 4;
+
+interface Attachment {
+  file: File;
+  preview: string;
+  /** The media id once uploaded: a retry after a failed post does not upload again. */
+  id?: string;
+}
+
+/** How the server counts: code points after NFC normalisation (src/core/post-text.ts). */
+export function postLength(text: string): number {
+  return codePointLength(text.normalize('NFC'));
+}
+
+/**
+ * `replyTo`: the post this one answers (POST /api/posts with `reply_to`); the form is then labelled
+ * as a reply.
+ */
+export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void; replyTo?: string }) {
+  const me = useStore(session).me;
+  const [text, setText] = useState('');
+  const [attachments, setAttachments] = useState<Attachment[]>([]);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const fileInput = useRef<HTMLInputElement>(null);
+
+  const length = useMemo(() => postLength(text), [text]);
+  const left = MAX_POST_CODE_POINTS - length;
+  // The server refuses text that is only white space (Unicode's, as here).
+  const blank = /^\p{White_Space}*$/u.test(text.normalize('NFC'));
+  const canPost = !busy && !blank && left >= 0;
+
+  useEffect(() => () => attachments.forEach((a) => URL.revokeObjectURL(a.preview)), []);
+
+  function pickFiles(e: Event) {
+    const input = e.target as HTMLInputElement;
+    const picked = Array.from(input.files ?? []);
+    input.value = '';
+    const problems: string[] = [];
+    const accepted: Attachment[] = [];
+    for (const file of picked) {
+      if (!MEDIA_TYPES.includes(file.type)) problems.push(`${file.name} is not a PNG, JPEG, GIF or WebP image`);
+      else if (file.size > MEDIA_MAX_BYTES) problems.push(`${file.name} is larger than 5 MiB`);
+      else if (attachments.length + accepted.length >= MAX_MEDIA) problems.push(`${file.name} was left out: a post has at most ${MAX_MEDIA} images`);
+      else accepted.push({ file, preview: URL.createObjectURL(file) });
+    }
+    setAttachments([...attachments, ...accepted]);
+    setError(problems.length ? new Error(problems.join('; ') + '.') : null);
+    if (accepted.length) announce(`${accepted.length} image${accepted.length === 1 ? '' : 's'} attached.`);
+  }
+
+  function removeAttachment(index: number) {
+    URL.revokeObjectURL(attachments[index].preview);
+    setAttachments(attachments.filter((_, i) => i !== index));
+    announce('Image removed.');
+  }
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    if (!canPost || !me) return;
+    setError(null);
+    try {
+      const uploaded = [...attachments];
+      for (let i = 0; i < uploaded.length; i++) {
+        if (uploaded[i].id) continue;
+        setBusy(`Uploading image ${i + 1} of ${uploaded.length}…`);
+        const media = await api.upload(uploaded[i].file);
+        uploaded[i] = { ...uploaded[i], id: media.id };
+        setAttachments([...uploaded]);
+      }
+      setBusy('Posting…');
+      const body: Record<string, unknown> = { text };
+      if (uploaded.length) body.media_ids = uploaded.map((a) => a.id);
+      if (replyTo) body.reply_to = replyTo;
+      const post = await api.post<Post>('/api/posts', body);
+      uploaded.forEach((a) => URL.revokeObjectURL(a.preview));
+      setAttachments([]);
+      setText('');
+      onPosted({ ...post, like_count: 0, reply_count: 0, author: { id: me.id, handle: me.handle } });
+      announce(replyTo ? 'Reply posted.' : 'Posted.');
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  const counterText = left >= 0 ? `${plural(left, 'character')} left` : `${plural(-left, 'character')} over the limit`;
+  return html`<form class="compose card" onSubmit=${submit} aria-labelledby="compose-title">
+    <h2 id="compose-title" class=${replyTo ? '' : 'visually-hidden'}>${replyTo ? 'Reply' : 'Write a post'}</h2>
+    <label for="compose-text">${replyTo ? 'Your reply' : 'What is on your mind?'}</label>
+    <textarea id="compose-text" rows="3" value=${text} aria-describedby="compose-count"
+      aria-invalid=${left < 0 ? 'true' : 'false'}
+      onInput=${(e: Event) => setText((e.target as HTMLTextAreaElement).value)}></textarea>
+    <div class="compose-bar">
+      <p id="compose-count" class=${'counter' + (left < 0 ? ' over' : left <= 20 ? ' near' : '')}>${counterText}</p>
+      <div class="actions">
+        <input ref=${fileInput} id="compose-media" class="visually-hidden" type="file" accept=${MEDIA_TYPES.join(',')} multiple
+          onChange=${pickFiles} disabled=${!!busy || attachments.length >= MAX_MEDIA} />
+        <label for="compose-media" class=${'button secondary' + (attachments.length >= MAX_MEDIA ? ' disabled' : '')}>Add images</label>
+        <button type="submit" disabled=${!canPost}>${replyTo ? 'Reply' : 'Post'}</button>
+      </div>
+    </div>
+    ${attachments.length
+      ? html`<ul class="attachments" aria-label="Attached images">
+          ${attachments.map(
+            (a, i) => html`<li>
+              <img src=${a.preview} alt=${`Attached image ${i + 1}: ${a.file.name}`} />
+              <button type="button" class="secondary small" onClick=${() => removeAttachment(i)} disabled=${!!busy}
+                aria-label=${`Remove image ${i + 1}, ${a.file.name}`}>Remove</button>
+            </li>`,
+          )}
+        </ul>`
+      : null}
+    ${busy ? html`<p class="muted" role="status">${busy}</p>` : null}
+    <${ErrorMessage} error=${error} />
+  </form>`;
+}
+

@@ -1,0 +1,89 @@
+// The home timeline: compose, the posts of everyone followed (and one's own), endless scrolling,
+// and a "new posts" button fed by polling the first page.
+import { html } from 'htm/preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, withQuery, type Page, type Post } from '../api';
+import { PostList, ScreenTitle, announce, useFeed } from '../components';
+import { isNewer } from '../format';
+import { Compose } from './compose';
+
+/** How often the first page is asked again for posts newer than those shown. */
+export const NEW_POSTS_POLL_MS = 5000;
+const PAGE = 20;
+
+export function Home() {
+  const feed = useFeed((cursor) => api.get<Page<Post>>(withQuery('/api/timeline', { limit: PAGE, cursor })), 'home');
+  // The newest first page seen by the poll, and how many of its posts are not shown yet.
+  const fresh = useRef<Page<Post> | null>(null);
+  const [newCount, setNewCount] = useState(0);
+  const newest = feed.items.length ? feed.items[0].id : null;
+  const newestRef = useRef(newest);
+  newestRef.current = newest;
+  const loadedRef = useRef(false);
+  loadedRef.current = !feed.loading || feed.items.length > 0;
+
+  useEffect(() => {
+    let stopped = false;
+    let timer = 0;
+    const poll = async () => {
+      // A hidden tab asks nothing; it catches up when shown again.
+      if (!document.hidden && loadedRef.current) {
+        try {
+          const page = await api.get<Page<Post>>(withQuery('/api/timeline', { limit: PAGE }));
+          if (stopped) return;
+          const top = newestRef.current;
+          const count = top === null ? page.items.length : page.items.filter((p) => isNewer(p.id, top)).length;
+          fresh.current = page;
+          setNewCount((before) => {
+            if (count > 0 && count !== before) announce(`${count === PAGE ? PAGE + ' or more' : count} new post${count === 1 ? '' : 's'}.`);
+            return count;
+          });
+        } catch {
+          // The next poll tries again; a failed poll is not worth interrupting anyone for.
+        }
+      }
+      if (!stopped) timer = window.setTimeout(poll, NEW_POSTS_POLL_MS);
+    };
+    timer = window.setTimeout(poll, NEW_POSTS_POLL_MS);
+    return () => {
+      stopped = true;
+      window.clearTimeout(timer);
+    };
+  }, []);
+
+  function showNew() {
+    const page = fresh.current;
+    const top = newestRef.current;
+    if (!page) return;
+    const newer = top === null ? page.items : page.items.filter((p) => isNewer(p.id, top));
+    if (top !== null && newer.length < page.items.length) {
+      // The page reaches back to what is shown: put the new posts on top.
+      feed.setItems((items) => [...newer, ...items]);
+    } else {
+      // More new posts than a page: start over from the newest.
+      feed.reload();
+    }
+    setNewCount(0);
+    const first = document.querySelector<HTMLElement>('.post-list article');
+    first?.setAttribute('tabindex', '-1');
+    first?.focus();
+  }
+
+  function posted(post: Post) {
+    feed.setItems((items) => [post, ...items]);
+  }
+
+  return html`<div class="screen">
+    <${ScreenTitle}>Home</${ScreenTitle}>
+    <${Compose} onPosted=${posted} />
+    <section aria-labelledby="timeline-title">
+      <h2 id="timeline-title" class="visually-hidden">Timeline</h2>
+      ${newCount > 0
+        ? html`<button type="button" class="new-posts" onClick=${showNew}>
+            Show ${newCount === PAGE ? `${PAGE}+` : newCount} new post${newCount === 1 ? '' : 's'}
+          </button>`
+        : null}
+      <${PostList} feed=${feed} empty="Nothing here yet. Write a post, or follow someone from their profile." />
+    </section>
+  </div>`;
+}

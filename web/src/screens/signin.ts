@@ -1,0 +1,41 @@
+// Sign in with an API key (made by `perch keygen`).
+import { html } from 'htm/preact';
+import { useState } from 'preact/hooks';
+import { ErrorMessage, ScreenTitle, announce } from '../components';
+import { session, signIn } from '../session';
+import { useStore } from '../store';
+
+export function SignIn() {
+  const ended = useStore(session).endedBecause;
+  const [key, setKey] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const me = await signIn(key.trim());
+      announce(`Signed in as @${me.handle}.`);
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  }
+
+  return html`<section class="signin card" aria-labelledby="signin-title">
+    <${ScreenTitle}><span id="signin-title">Sign in to perch</span></${ScreenTitle}>
+    <p>Use an API key made with <code>perch keygen --user <var>handle</var></code> on the server.
+      The key is kept in this browser until you sign out.</p>
+    ${ended && !error ? html`<p class="error" role="alert">${ended}</p>` : null}
+    <form onSubmit=${submit} class="stack">
+      <label for="api-key">API key</label>
+      <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false" required
+        value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)}
+        aria-describedby=${error ? 'signin-error' : undefined} />
+      <${ErrorMessage} error=${error} id="signin-error" />
+      <button type="submit" disabled=${busy || key.trim() === ''}>${busy ? 'Signing in…' : 'Sign in'}</button>
+    </form>
+  </section>`;
+}

@@ -1,0 +1,71 @@
+// Who is signed in. The API key is kept in localStorage (docs/web.md says why) and sent as a
+// Bearer header by api.ts; GET /api/me checks it and names the user.
+import { ApiError, configureApi, request, type User } from './api';
+import { createStore } from './store';
+
+const KEY_STORAGE = 'perch.api_key';
+
+export interface Session {
+  key: string | null;
+  me: User | null;
+  /** Why the last session ended, shown on the sign-in screen (a key revoked meanwhile). */
+  endedBecause: string | null;
+}
+
+export const session = createStore<Session>({ key: null, me: null, endedBecause: null });
+
+function storedKey(): string | null {
+  try {
+    return localStorage.getItem(KEY_STORAGE);
+  } catch {
+    return null;
+  }
+}
+
+function apply(next: Session): void {
+  configureApi(next.key, (err) => signOut(err.message));
+  session.set(next);
+}
+
+/** Checks a key with GET /api/me; on success keeps it and signs in. Throws the API's error. */
+export async function signIn(key: string): Promise<User> {
+  const me = await request<User>('GET', '/api/me', { key });
+  try {
+    localStorage.setItem(KEY_STORAGE, key);
+  } catch {
+    // Storage refused (private mode): the session lasts as long as the page.
+  }
+  apply({ key, me, endedBecause: null });
+  return me;
+}
+
+export function signOut(reason: string | null = null): void {
+  try {
+    localStorage.removeItem(KEY_STORAGE);
+  } catch {
+    // Nothing stored.
+  }
+  apply({ key: null, me: null, endedBecause: reason });
+}
+
+/**
+ * At start: a stored key is checked again. A 401 (revoked meanwhile) signs out with the server's
+ * message; a network failure keeps the key and reports the error, so a restart of the server does
+ * not sign anybody out.
+ */
+export async function resume(): Promise<void> {
+  const key = storedKey();
+  if (!key) return apply({ key: null, me: null, endedBecause: null });
+  try {
+    await signIn(key);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) signOut(err.message);
+    else throw err;
+  }
+}
+
+/** Updates the signed-in user's own record (counts change when following). */
+export function setMe(me: User): void {
+  const s = session.get();
+  if (s.key) session.set({ ...s, me });
+}
