@@ -5,8 +5,9 @@
 //   timeline  home timeline reads of 50 items vs a bare uWS server answering a constant body of
 //             the same size;
 //   fanout    one post to 10,000 followers: time from the 201 until the last timeline has it;
-//   readwrite home timeline reads beside posts created as fast as they go (256 connections, by
-//             the authors the readers follow) vs the same reads alone on the same server.
+//   readwrite home timeline reads and posts created as fast as they go (256 connections, by
+//             the authors the readers follow), each against itself alone on the same server:
+//             the sum of the two fractions ("combined"); and reads beside 1,000 posts/s.
 // Load is bounded: each autocannon run lasts `seconds` (default 4), servers listen on 127.0.0.1.
 //   node dist/bench/social.js [posts|timeline|fanout|readwrite|all] [seconds=4] [connections] [rounds=3]
 // (connections: 256 for posts, 32 for timeline reads unless given)
@@ -198,14 +199,16 @@ async function timelineBench(): Promise<Record<string, unknown>> {
 }
 
 /**
- * Timeline reads while posts keep coming: every commit moves the readers' change token, so each
- * read after one asks SQLite again for what it shows, and the posts not fanned out yet are merged
- * in from the outbox. The baseline is the same reads on the same server with no posts, measured
- * before and after in each round.
+ * Timeline reads and post creation on one server at once. On a machine with few cores the two
+ * loads must share it, so the measure is the sum of the fractions each keeps of its rate alone:
+ * reads beside posts ÷ reads alone + posts beside reads ÷ posts alone (1.0: they share the machine
+ * with no interference). Both alone rates are measured before and after in each round, on the same
+ * server. Also reads beside a realistic post rate (1,000 posts a second), against reads alone.
  */
 async function readWriteBench(): Promise<Record<string, unknown>> {
   connections = connectionsArg ?? 32;
   const postConnections = 256;
+  const fixedPostRate = 1000;
   const { dir, server, authors, readers } = await timelineServer();
   try {
     let reader = 0;
@@ -214,32 +217,78 @@ async function readWriteBench(): Promise<Record<string, unknown>> {
       setupClient: (client) => client.setHeaders({ authorization: `Bearer ${readers[reader++ % readers.length].key}` }),
     };
     const postsByAuthors = postLoad(server.url, authors.map((a) => a.key));
-    const posts = (duration: number) => autocannon({ ...postsByAuthors, connections: postConnections, pipelining: 1, duration });
+    const posts = (duration: number, overallRate?: number) =>
+      autocannon({ ...postsByAuthors, connections: postConnections, pipelining: 1, duration, ...(overallRate ? { overallRate } : {}) });
+    const postsRun = async (overallRate?: number) => {
+      const r = await posts(seconds, overallRate);
+      return { rps: r.requests.average, failed: r.non2xx + r.errors + r.timeouts };
+    };
     await load({ ...reads, duration: 1 });
     await Promise.all([load({ ...reads, duration: 1 }), posts(1)]);
-    const all: Array<{ alone: number[]; beside: LoadResultSummary; postsRps: number; postsFailed: number; ratio: number }> = [];
-    for (let r = 0; r < rounds; r++) {
-      const before = await load(reads);
-      const [beside, postLoad] = await Promise.all([load(reads), posts(seconds)]);
-      const after = await load(reads);
-      const alone = (before.rps + after.rps) / 2;
-      all.push({ alone: [before.rps, after.rps], beside, postsRps: postLoad.requests.average, postsFailed: postLoad.non2xx + postLoad.errors + postLoad.timeouts, ratio: beside.rps / alone });
+    interface RwRound {
+      readsAlone: number[];
+      postsAlone: number[];
+      readsBeside: LoadResultSummary;
+      postsBeside: number;
+      readsBesideFixed: LoadResultSummary;
+      postsFixed: number;
+      failed: number;
+      readFraction: number;
+      postFraction: number;
+      combined: number;
+      fixedRatio: number;
     }
-    const mid = medianBy(all, (r) => r.ratio);
+    const all: RwRound[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const readsBefore = await load(reads);
+      const postsBefore = await postsRun();
+      const [readsBeside, postsBeside] = await Promise.all([load(reads), postsRun()]);
+      const [readsBesideFixed, postsFixed] = await Promise.all([load(reads), postsRun(fixedPostRate)]);
+      const readsAfter = await load(reads);
+      const postsAfter = await postsRun();
+      const readsAlone = (readsBefore.rps + readsAfter.rps) / 2;
+      const postsAlone = (postsBefore.rps + postsAfter.rps) / 2;
+      const readFraction = readsBeside.rps / readsAlone;
+      const postFraction = postsBeside.rps / postsAlone;
+      all.push({
+        readsAlone: [readsBefore.rps, readsAfter.rps],
+        postsAlone: [postsBefore.rps, postsAfter.rps],
+        readsBeside,
+        postsBeside: postsBeside.rps,
+        readsBesideFixed,
+        postsFixed: postsFixed.rps,
+        failed:
+          readsBefore.non2xx + readsBefore.errors + readsBeside.non2xx + readsBeside.errors + readsBesideFixed.non2xx + readsBesideFixed.errors +
+          readsAfter.non2xx + readsAfter.errors + postsBefore.failed + postsBeside.failed + postsFixed.failed + postsAfter.failed,
+        readFraction,
+        postFraction,
+        combined: readFraction + postFraction,
+        fixedRatio: readsBesideFixed.rps / readsAlone,
+      });
+    }
+    const mid = medianBy(all, (r) => r.combined);
+    const fixedMid = medianBy(all, (r) => r.fixedRatio);
+    const round3 = (n: number) => Number(n.toFixed(3));
     return {
       scenario: 'readwrite',
       connections,
       post_connections: postConnections,
       rounds: all.length,
-      round_ratios: all.map((r) => Number(r.ratio.toFixed(3))),
-      reads_alone_rps: Math.round((mid.alone[0] + mid.alone[1]) / 2),
-      reads_alone_runs_rps: mid.alone.map(Math.round),
-      reads_beside_posts_rps: Math.round(mid.beside.rps),
-      ratio: Number(mid.ratio.toFixed(3)),
-      reads_beside_posts_p99_ms: mid.beside.p99,
-      posts_rps: Math.round(mid.postsRps),
-      round_posts_rps: all.map((r) => Math.round(r.postsRps)),
-      failed: all.reduce((n, r) => n + r.beside.non2xx + r.beside.errors + r.postsFailed, 0),
+      combined: round3(mid.combined),
+      round_combined: all.map((r) => round3(r.combined)),
+      reads_fraction: round3(mid.readFraction),
+      posts_fraction: round3(mid.postFraction),
+      reads_alone_rps: Math.round((mid.readsAlone[0] + mid.readsAlone[1]) / 2),
+      reads_beside_posts_rps: Math.round(mid.readsBeside.rps),
+      posts_alone_rps: Math.round((mid.postsAlone[0] + mid.postsAlone[1]) / 2),
+      posts_beside_reads_rps: Math.round(mid.postsBeside),
+      reads_beside_posts_p99_ms: mid.readsBeside.p99,
+      fixed_post_rate: fixedPostRate,
+      reads_beside_fixed_posts_ratio: round3(fixedMid.fixedRatio),
+      round_fixed_ratios: all.map((r) => round3(r.fixedRatio)),
+      reads_beside_fixed_posts_rps: Math.round(fixedMid.readsBesideFixed.rps),
+      fixed_posts_rps: Math.round(fixedMid.postsFixed),
+      failed: all.reduce((n, r) => n + r.failed, 0),
     };
   } finally {
     await server.close();
