@@ -52,18 +52,29 @@ export class UnfannedPosts {
     return this.byAuthor.keys();
   }
 
-  /** An author's unfanned post ids in (after, before), newest first. */
-  idsBetween(authorId: string, after: bigint, before: bigint): bigint[] {
+  /**
+   * An author's unfanned post ids in (after, before), newest first, at most `limit` of them: under
+   * a post load the tail holds a fan-out gap's worth of posts, and a page needs a few.
+   */
+  idsBetween(authorId: string, after: bigint, before: bigint, limit = Infinity): bigint[] {
     const tail = this.byAuthor.get(authorId);
     if (!tail) return [];
     const out: bigint[] = [];
     const ids = tail.ids;
+    if (tail.ascending) {
+      for (let i = ids.length - 1; i >= 0 && out.length < limit; i--) {
+        const id = ids[i];
+        if (id <= after) break;
+        if (id < before) out.push(id);
+      }
+      return out;
+    }
     for (let i = ids.length - 1; i >= 0; i--) {
       const id = ids[i];
       if (id > after && id < before) out.push(id);
     }
-    if (!tail.ascending) out.sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
-    return out;
+    out.sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
+    return out.length > limit ? out.slice(0, limit) : out;
   }
 
   private dropUpTo(position: number): void {

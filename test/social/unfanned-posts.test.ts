@@ -79,6 +79,18 @@ t.test('ids committed out of order (several HTTP threads) still come out newest 
   outbox.position = 1;
   tail.refresh(outbox.readAfter);
   t.same(tail.idsBetween('a', 0n, 1000n), [300n, 150n], 'dropped by commit order, not by id');
+  t.same(tail.idsBetween('a', 0n, 1000n, 1), [300n], 'the newest first, up to the limit');
+});
+
+t.test('a limit takes the newest ids below the upper bound', async (t) => {
+  const outbox = new FakeOutbox();
+  const tail = new UnfannedPosts();
+  outbox.events.push([1, 'a', 100n], [2, 'a', 101n], [3, 'a', 102n], [4, 'a', 103n], [5, 'a', 104n]);
+  tail.refresh(outbox.readAfter);
+  t.same(tail.idsBetween('a', 0n, 1000n, 2), [104n, 103n]);
+  t.same(tail.idsBetween('a', 0n, 104n, 2), [103n, 102n]);
+  t.same(tail.idsBetween('a', 101n, 104n, 5), [103n, 102n]);
+  t.same(tail.idsBetween('a', 0n, 1000n, 0), []);
 });
 
 t.test('randomised: always the same as a full read of the tail', async (t) => {
