@@ -1,5 +1,6 @@
 // Every error the API can answer, in one place: a code, a status and a default message.
 // Handlers throw an HttpError; the HTTP layer turns it into the contract's error body.
+import { log } from '../log';
 
 export const ERRORS = {
   invalid_request: { status: 400, message: 'The request is invalid.' },
@@ -74,6 +75,29 @@ export function rateLimited(retryAfterSeconds: number, message?: string): HttpEr
 export function unavailable(retryAfterSeconds: number, message?: string): HttpError {
   const s = Math.max(1, Math.ceil(retryAfterSeconds));
   return new HttpError('unavailable', message, { retry_after_seconds: s }, { 'Retry-After': String(s) });
+}
+
+/**
+ * Seconds a client is told to wait when the disk is full: space comes back when an operator
+ * frees it, not within a second, and a client retrying at once would only add load.
+ */
+export const DISK_FULL_RETRY_SECONDS = 30;
+
+/** Whether a file-system error means the disk (or the user's quota) is full. */
+export function isDiskFull(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/**
+ * The answer to a write that failed because the disk is full: 503 with Retry-After, since the
+ * request itself was fine and will succeed once there is room. Logs one line saying so, naming
+ * what could not be written, for the operator.
+ */
+export function diskFull(err: unknown, what: string): HttpError {
+  const e = err as NodeJS.ErrnoException;
+  log.error('disk full', { what, code: e.code, error: e.message });
+  return unavailable(DISK_FULL_RETRY_SECONDS, 'The server is out of disk space; try again later.');
 }
 
 export const STATUS_TEXT: Record<number, string> = {

@@ -1,5 +1,5 @@
 // POST /api/media (raw image upload) and GET /media/{id}.
-import { HttpError, invalidField, notFound } from '../http/errors';
+import { HttpError, diskFull, invalidField, isDiskFull, notFound } from '../http/errors';
 import type { Route } from '../http/router';
 import { isIdString } from '../core/snowflake';
 import { ifNoneMatchMatches } from '../core/etag';
@@ -33,7 +33,13 @@ export function mediaRoutes(social: SocialService, files: MediaFiles, newId: () 
         }
         const id = newId();
         const owner = ctx.principal!.userId;
-        files.write(id, bytes);
+        try {
+          files.write(id, bytes);
+        } catch (err) {
+          // Nothing was kept (MediaFiles.write): a full disk is worth a retry later, not a 500.
+          if (isDiskFull(err)) throw diskFull(err, 'media upload');
+          throw err;
+        }
         await social.insertMedia(id, owner, declared, bytes.length);
         return { status: 201, json: { id, content_type: declared, size: bytes.length, url: `/media/${id}` } };
       },
