@@ -1,9 +1,9 @@
 // The supervisor: the main thread of `perch serve`. It checks that the server can run at all,
 // migrates the store, starts the HTTP threads on one shared port, answers their metrics requests,
 // and on SIGTERM/SIGINT shuts everything down in order.
-import { mkdirSync, accessSync, constants, writeFileSync, unlinkSync, statSync } from 'node:fs';
+import { mkdirSync, accessSync, constants, existsSync, writeFileSync, unlinkSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { Registry, Gauge } from 'prom-client';
 import type { Config } from '../config';
@@ -22,10 +22,30 @@ import type { FromWriter, ThreadData, ToSupervisor, ToThread, ToWriter, WriterDa
 /** A reason not to start, told to the operator as one line. */
 export class StartupError extends Error {}
 
+/**
+ * Makes a directory and its missing parents one level at a time. Node's recursive mkdir is not
+ * used: under /proc (mkdir answers ENOENT although the parent exists) it retries forever.
+ */
+function makeDirectories(dir: string): void {
+  const missing: string[] = [];
+  for (let d = dir; !existsSync(d); d = dirname(d)) {
+    missing.push(d);
+    if (dirname(d) === d) break;
+  }
+  for (const d of missing.reverse()) {
+    try {
+      mkdirSync(d);
+    } catch (err) {
+      // Made meanwhile by another process starting on the same directory: fine.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+}
+
 export function ensureDataDir(dataDir: string): string {
   const dir = resolve(dataDir);
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirectories(dir);
     if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
     accessSync(dir, constants.R_OK | constants.W_OK);
     const probe = join(dir, `.write-probe-${process.pid}`);
