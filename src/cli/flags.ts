@@ -3,8 +3,7 @@ import { AccountStore } from '../accounts/store';
 import { clearFlag, isActive, openFlagMirror } from '../links/anomaly';
 import { LinkStore } from '../links/store';
 import { migrate, openSqlite } from '../store/sqlite';
-import { openHotStore } from '../store/lmdb';
-import { commandConfig, existingDataDirOf, printJson, userNamed, type CommonOptions } from './common';
+import { commandConfig, commandHotStore, existingDataDirOf, printJson, userNamed, type CommonOptions } from './common';
 
 interface ListOptions extends CommonOptions {
   json: boolean;
@@ -16,7 +15,7 @@ function open(opts: CommonOptions) {
   const dir = existingDataDirOf(opts);
   const db = openSqlite(dir);
   migrate(db);
-  const hot = openHotStore(dir);
+  const hot = commandHotStore(dir);
   return { db, hot, store: new LinkStore(db), accounts: new AccountStore(db) };
 }
 

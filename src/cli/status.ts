@@ -1,12 +1,11 @@
 // perch status: what the stores hold and how far background work lags, read straight from the
 // data directory (works whether or not the server is running).
 import { migrate, openSqlite, currentSchemaVersion } from '../store/sqlite';
-import { openHotStore } from '../store/lmdb';
 import { liveLeases } from '../store/node-lease';
 import { CodePool } from '../links/code-pool';
 import { clickQueueState, openClickQueue } from '../links/clicks';
 import { socialStatus } from '../social/outbox';
-import { commandConfig, existingDataDirOf, printJson, type CommonOptions } from './common';
+import { commandConfig, commandHotStore, existingDataDirOf, printJson, type CommonOptions } from './common';
 
 interface StatusOptions extends CommonOptions {
   json: boolean;
@@ -17,7 +16,7 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
   const dir = existingDataDirOf(opts);
   const db = openSqlite(dir);
   migrate(db);
-  const hot = openHotStore(dir);
+  const hot = commandHotStore(dir);
   try {
     const count = (table: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
     const { depth, lagSeconds } = clickQueueState(openClickQueue(hot));

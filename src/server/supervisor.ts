@@ -13,6 +13,8 @@ import { aggregateMetrics, type MetricsJson } from '../http/metrics';
 import { loadNativeUws } from '../http/uws';
 import { migrate, openSqlite, type Sqlite } from '../store/sqlite';
 import { openHotStore, type HotStore } from '../store/lmdb';
+import { openFlagMirror, rebuildFlagMirror } from '../links/anomaly';
+import { LinkStore } from '../links/store';
 import { leaseNodeId, liveLeases } from '../store/node-lease';
 import { createPool, startBackground, type BackgroundContext, type RunningBackground } from './background';
 import { BACKGROUND_MODULES } from './modules';
@@ -102,7 +104,15 @@ export async function serve(opts: ServeOptions): Promise<void> {
   }
   const applied = migrate(sqlite);
   for (const m of applied) log.info('migration applied', { version: m.version, name: m.name });
-  const hot: HotStore = openHotStore(dataDir);
+  const hot: HotStore = openHotStore(dataDir, {
+    repair: true,
+    onRepaired: (r) => log.warn('hot store damaged: moved aside, started an empty one', { reason: r.reason, moved_to: r.movedTo }),
+  });
+  // State that does not refill itself is put back from SQLite after the hot store was replaced.
+  if (hot.recovered) {
+    rebuildFlagMirror(new LinkStore(sqlite), openFlagMirror(hot));
+    hot.markRebuilt();
+  }
 
   const port = await claimPort(config.server.host, config.server.port);
 
