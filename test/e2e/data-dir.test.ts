@@ -5,9 +5,12 @@ import t from 'tap';
 import { execFile } from 'node:child_process';
 import { PERCH } from '../helpers/server';
 
+/** The environment without PERCH_ variables (the suite's PERCH_TEST_THREADS is not a config key). */
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PERCH_')));
+
 function run(args: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [PERCH, ...args], { timeout: 10_000, killSignal: 'SIGKILL' }, (_err, _stdout, stderr) => {
+    const child = execFile(process.execPath, [PERCH, ...args], { env, timeout: 10_000, killSignal: 'SIGKILL' }, (_err, _stdout, stderr) => {
       resolve({ code: child.exitCode, signal: child.signalCode, stderr });
     });
   });
