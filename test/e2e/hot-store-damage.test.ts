@@ -127,7 +127,7 @@ for (const name of ['zeroed header', 'random bytes over the main root page']) {
     const dir = damaged(name);
     const r = await runCli(['status', '--json', '--data', dir]);
     t.equal(r.code, 0, `no crash: ${r.stderr}`);
-    t.equal(JSON.parse(r.stdout).counts.users, 3);
+    t.match(r.stdout, /"users":3[,}]/, 'the status, from SQLite');
     const lines = r.stderr.trim().split('\n');
     t.equal(lines.length, 1, 'one line');
     t.match(lines[0], REPAIR_LINE);
