@@ -93,6 +93,11 @@ export interface Capability {
   gauges?(registry: Registry, ctx: BackgroundContext): void;
   /** Opens the capability in an HTTP thread: its routes and what they use. */
   http?(ctx: ThreadContext): CapabilityThread;
+  /**
+   * Puts back, from SQLite, hot state that does not refill itself, after a damaged LMDB was
+   * replaced by an empty one (store/lmdb.ts): caches, queues and timelines refill on their own.
+   */
+  rebuildHot?(sqlite: Sqlite, hot: HotStore): void;
   /** Lines of `perch status`. */
   status?(ctx: StatusContext): StatusSection;
 }

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ensureDataDir } from '../server/supervisor';
 import { sqlitePath } from '../store/sqlite';
+import { lmdbPath, openHotStore, type HotStore } from '../store/lmdb';
 import type { AccountStore, User } from '../accounts/store';
 
 export interface CommonOptions {
@@ -38,6 +39,19 @@ export function existingDataDirOf(opts: CommonOptions): string {
   const dir = resolve(opts.data);
   if (!existsSync(sqlitePath(dir))) throw new UsageError(`no perch data in ${dir} (perch migrate, keygen or serve creates it)`);
   return ensureDataDir(dir);
+}
+
+/**
+ * The hot store for a command: a damaged one is moved aside and replaced by an empty one (the
+ * next server start rebuilds what it must), told in one line on stderr, so that stdout stays the
+ * command's answer.
+ */
+export function commandHotStore(dataDir: string): HotStore {
+  return openHotStore(dataDir, {
+    repair: true,
+    onRepaired: (r) =>
+      process.stderr.write(`perch: the hot store (${lmdbPath(dataDir)}) was damaged (${r.reason}); moved it to ${r.movedTo} and started an empty one\n`),
+  });
 }
 
 /** The user a command names: a handle, @handle or user id (a handle first, when both fit). */

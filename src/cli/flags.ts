@@ -4,8 +4,7 @@ import { clearFlag, isActive, openFlagMirror } from '../links/anomaly';
 import { LinkStore } from '../links/store';
 import { openSqlite } from '../store/sqlite';
 import { migrateAll } from '../capabilities';
-import { openHotStore } from '../store/lmdb';
-import { commandConfig, existingDataDirOf, printJson, userNamed, type CommonOptions } from './common';
+import { commandConfig, existingDataDirOf, commandHotStore, printJson, userNamed, type CommonOptions } from './common';
 
 interface ListOptions extends CommonOptions {
   json: boolean;
@@ -17,7 +16,7 @@ function open(opts: CommonOptions) {
   const dir = existingDataDirOf(opts);
   const db = openSqlite(dir);
   migrateAll(db);
-  const hot = openHotStore(dir);
+  const hot = commandHotStore(dir);
   return { db, hot, store: new LinkStore(db), accounts: new AccountStore(db) };
 }
 

@@ -5,9 +5,8 @@ import { AccountStore } from '../accounts/store';
 import { announceKeyRevocation } from '../accounts/key-cache';
 import { openSqlite } from '../store/sqlite';
 import { migrateAll } from '../capabilities';
-import { openHotStore } from '../store/lmdb';
 import { leaseNodeId } from '../store/node-lease';
-import { UsageError, commandConfig, dataDirOf, existingDataDirOf, printJson, userNamed, type CommonOptions } from './common';
+import { UsageError, commandConfig, dataDirOf, existingDataDirOf, commandHotStore, printJson, userNamed, type CommonOptions } from './common';
 
 interface KeygenOptions extends CommonOptions {
   user: string;
@@ -28,7 +27,7 @@ export async function keygenCommand(opts: KeygenOptions): Promise<void> {
     throw new UsageError(`invalid handle "${opts.user}": use 1-30 of A-Z a-z 0-9 _`);
   }
   const { db, accounts } = openAccounts(opts, true);
-  const hot = openHotStore(dataDirOf(opts));
+  const hot = commandHotStore(dataDirOf(opts));
   const lease = leaseNodeId(hot);
   try {
     const now = new Date().toISOString();
@@ -91,7 +90,7 @@ export async function keysRevokeCommand(keyId: string, opts: CommonOptions): Pro
       throw new Error(`no active key with id ${keyId}`);
     }
     // Servers cache authenticated keys; this makes every one of them forget its cache now.
-    const hot = openHotStore(dataDirOf(opts));
+    const hot = commandHotStore(dataDirOf(opts));
     try {
       announceKeyRevocation(hot);
     } finally {

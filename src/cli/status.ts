@@ -3,11 +3,10 @@
 // section (capability.ts, status).
 import { openSqlite } from '../store/sqlite';
 import { currentSchemaVersion } from '../store/migration';
-import { openHotStore } from '../store/lmdb';
 import { liveLeases } from '../store/node-lease';
 import { CAPABILITIES, migrateAll } from '../capabilities';
 import type { StatusSection } from '../capability';
-import { commandConfig, existingDataDirOf, printJson, type CommonOptions } from './common';
+import { commandConfig, commandHotStore, existingDataDirOf, printJson, type CommonOptions } from './common';
 
 interface StatusOptions extends CommonOptions {
   json: boolean;
@@ -18,7 +17,7 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
   const dir = existingDataDirOf(opts);
   const db = openSqlite(dir);
   migrateAll(db);
-  const hot = openHotStore(dir);
+  const hot = commandHotStore(dir);
   try {
     const sections: Record<string, StatusSection> = {};
     for (const c of CAPABILITIES) if (c.status) sections[c.name] = c.status({ config, sqlite: db, hot });

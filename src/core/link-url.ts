@@ -93,10 +93,68 @@ function isPlainAscii(s: string): boolean {
 }
 
 /**
+ * Whether the authority of a URL as written has an `@`, i.e. a user-info part, even an empty one
+ * (`https://@host/`, which the URL parser drops). Backslashes do not end the authority here,
+ * although WHATWG parsers treat them as slashes: `https://good.example\@evil.example/` goes to
+ * good.example in a browser and to evil.example in other clients, and such a link is refused.
+ */
+function hasUserinfo(input: string): boolean {
+  let i = input.indexOf(':') + 1;
+  while (i < input.length && (input[i] === '/' || input[i] === '\\')) i++;
+  for (; i < input.length; i++) {
+    const c = input[i];
+    if (c === '@') return true;
+    if (c === '/' || c === '?' || c === '#') return false;
+  }
+  return false;
+}
+
+/** The loopback names and addresses: each reaches the machine perch runs on. */
+function isLoopbackHost(host: string): boolean {
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  // Addresses come normalised by the URL parser: 2130706433 and 0x7f.1 are 127.0.0.1 by now.
+  if (host.startsWith('127.') && isIpLiteral(host)) return true;
+  // 0.0.0.0 and :: mean "this host" to a client on it; ::ffff:7f00:0/104 is IPv4 loopback mapped.
+  return host === '0.0.0.0' || host === '[::1]' || host === '[::]' || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(host);
+}
+
+function sameHost(a: string, b: string): boolean {
+  return a === b || (isLoopbackHost(a) && isLoopbackHost(b));
+}
+
+function effectivePort(u: URL): number {
+  if (u.port !== '') return Number(u.port);
+  return u.protocol === 'https:' ? 443 : 80;
+}
+
+function onDefaultPort(u: URL): boolean {
+  const port = effectivePort(u);
+  return port === 80 || port === 443;
+}
+
+/**
+ * Whether `target` reaches the service at `publicOrigin`: the same host (loopback aliases counted
+ * as one host) and the same port, whatever the scheme (one port speaks one protocol), or both on
+ * the default ports (80, 443), because a host that serves https usually answers http with a
+ * redirect to it. Another port of the same host is another service.
+ */
+function pointsAtOrigin(target: URL, publicOrigin: string): boolean {
+  let own: URL;
+  try {
+    own = new URL(publicOrigin);
+  } catch {
+    return false;
+  }
+  const ownHost = normaliseHost(own.hostname);
+  if (!ownHost || !sameHost(normaliseHost(target.hostname), ownHost)) return false;
+  return effectivePort(target) === effectivePort(own) || (onDefaultPort(target) && onDefaultPort(own));
+}
+
+/**
  * Checks a target URL against the contract: absolute http(s), at most 2048 characters, with a
- * host, not the service's own host, not on the blocklist (subdomains included). The URL is kept
- * as given when it is plain visible ASCII; otherwise its normalised, percent-encoded form is
- * stored so the Location header is always valid.
+ * host, without credentials, not the service itself (pointsAtOrigin), not on the blocklist
+ * (subdomains included). The URL is kept as given when it is plain visible ASCII; otherwise its
+ * normalised, percent-encoded form is stored so the Location header is always valid.
  */
 export function checkTargetUrl(input: string, rules: TargetRules): TargetCheck {
   if (input.length > MAX_URL_LENGTH) return { ok: false, message: `must be at most ${MAX_URL_LENGTH} characters` };
@@ -109,13 +167,10 @@ export function checkTargetUrl(input: string, rules: TargetRules): TargetCheck {
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { ok: false, message: 'must use http or https' };
   const host = normaliseHost(parsed.hostname);
   if (!host) return { ok: false, message: 'must have a host' };
-  let ownHost = '';
-  try {
-    ownHost = normaliseHost(new URL(rules.publicOrigin).hostname);
-  } catch {
-    ownHost = '';
+  if (parsed.username !== '' || parsed.password !== '' || hasUserinfo(input)) {
+    return { ok: false, message: 'must not contain credentials (user:password@ before the host)' };
   }
-  if (ownHost && host === ownHost) return { ok: false, message: 'must not point at this service' };
+  if (pointsAtOrigin(parsed, rules.publicOrigin)) return { ok: false, message: 'must not point at this service' };
   for (const entry of rules.blocklist) {
     if (hostMatches(host, entry)) return { ok: false, message: 'points at a blocked domain' };
   }

@@ -1,5 +1,6 @@
 // Every error the API can answer, in one place: a code, a status and a default message.
 // Handlers throw an HttpError; the HTTP layer turns it into the contract's error body.
+import { log } from '../log';
 
 export const ERRORS = {
   invalid_request: { status: 400, message: 'The request is invalid.' },
@@ -9,6 +10,7 @@ export const ERRORS = {
   method_not_allowed: { status: 405, message: 'This method is not allowed on this path.' },
   gone: { status: 410, message: 'This link has expired.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
+  uri_too_long: { status: 414, message: 'The request URL is too long.' },
   unsupported_media_type: { status: 415, message: 'Unsupported Content-Type.' },
   rate_limited: { status: 429, message: 'Too many requests; slow down.' },
   internal: { status: 500, message: 'Something went wrong on our side.' },
@@ -76,6 +78,29 @@ export function unavailable(retryAfterSeconds: number, message?: string): HttpEr
   return new HttpError('unavailable', message, { retry_after_seconds: s }, { 'Retry-After': String(s) });
 }
 
+/**
+ * Seconds a client is told to wait when the disk is full: space comes back when an operator
+ * frees it, not within a second, and a client retrying at once would only add load.
+ */
+export const DISK_FULL_RETRY_SECONDS = 30;
+
+/** Whether a file-system error means the disk (or the user's quota) is full. */
+export function isDiskFull(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/**
+ * The answer to a write that failed because the disk is full: 503 with Retry-After, since the
+ * request itself was fine and will succeed once there is room. Logs one line saying so, naming
+ * what could not be written, for the operator.
+ */
+export function diskFull(err: unknown, what: string): HttpError {
+  const e = err as NodeJS.ErrnoException;
+  log.error('disk full', { what, code: e.code, error: e.message });
+  return unavailable(DISK_FULL_RETRY_SECONDS, 'The server is out of disk space; try again later.');
+}
+
 export const STATUS_TEXT: Record<number, string> = {
   200: '200 OK',
   201: '201 Created',
@@ -89,6 +114,7 @@ export const STATUS_TEXT: Record<number, string> = {
   405: '405 Method Not Allowed',
   410: '410 Gone',
   413: '413 Payload Too Large',
+  414: '414 URI Too Long',
   415: '415 Unsupported Media Type',
   429: '429 Too Many Requests',
   500: '500 Internal Server Error',

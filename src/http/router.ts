@@ -8,6 +8,7 @@ import { ZodError, type ZodType } from 'zod';
 import { errorFields, log } from '../log';
 import type { Principal } from '../accounts/store';
 import { HttpError, STATUS_TEXT, invalidRequest, methodNotAllowed, notFound, unauthorized, type ErrorDetail } from './errors';
+import { MAX_REQUEST_TARGET_BYTES, framingProblem, requestTargetLength } from './framing';
 
 export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -21,6 +22,8 @@ export interface RequestHeaders {
   apiKey: string;
   contentType: string;
   contentLength: string;
+  /** Read to check the request's framing (http/framing.ts). */
+  transferEncoding: string;
   /** For conditional GETs of resources with an ETag (core/etag.ts). */
   ifNoneMatch: string;
   /** For GETs of precompressed files (the web client). */
@@ -101,6 +104,7 @@ const NAME = {
   apiKey: Buffer.from('x-api-key'),
   contentType: Buffer.from('content-type'),
   contentLength: Buffer.from('content-length'),
+  transferEncoding: Buffer.from('transfer-encoding'),
   ifNoneMatch: Buffer.from('if-none-match'),
   acceptEncoding: Buffer.from('accept-encoding'),
 };
@@ -126,6 +130,7 @@ function readHeaders(req: HttpRequest, isGet: boolean): RequestHeaders {
     apiKey: BEARER_SCHEME.test(authorization) ? '' : req.getHeader(NAME.apiKey),
     contentType: req.getHeader(NAME.contentType),
     contentLength: req.getHeader(NAME.contentLength),
+    transferEncoding: req.getHeader(NAME.transferEncoding),
     ifNoneMatch: isGet ? req.getHeader(NAME.ifNoneMatch) : '',
     acceptEncoding: isGet ? req.getHeader(NAME.acceptEncoding) : '',
   };
@@ -216,6 +221,15 @@ export function endHead(res: HttpResponse, body: string | Buffer): void {
   res.endWithoutBody();
 }
 
+/** A request whose framing two parsers could read differently (http/framing.ts). */
+function badFraming(problem: string): HttpError {
+  return invalidRequest([{ path: '', message: problem }], `${problem.charAt(0).toUpperCase()}${problem.slice(1)}.`);
+}
+
+function uriTooLong(): HttpError {
+  return new HttpError('uri_too_long', `The request URL is limited to ${MAX_REQUEST_TARGET_BYTES} bytes.`);
+}
+
 export function errorReply(err: unknown, requestId: string, context: Record<string, unknown>): Reply {
   if (err instanceof HttpError) return { status: err.status, json: err.body(), headers: err.headers };
   log.error('request failed', { request_id: requestId, ...context, ...errorFields(err) });
@@ -282,9 +296,55 @@ export class Router {
   private reject(res: HttpResponse, req: HttpRequest, err: HttpError, route: string): void {
     const started = performance.now();
     const method = req.getMethod().toUpperCase();
-    const hasBody = req.getHeader('content-length') !== '' || req.getHeader('transfer-encoding') !== '';
+    const contentLength = req.getHeader(NAME.contentLength);
+    const transferEncoding = req.getHeader(NAME.transferEncoding);
+    const hasBody = contentLength !== '' || transferEncoding !== '';
+    const framing = hasBody ? framingProblem(req, contentLength, transferEncoding) : null;
+    if (framing) {
+      const state: InFlight = { aborted: false, done: false, started, route, method: method as Method, head: method === 'HEAD' };
+      inFlight.count++;
+      const e = badFraming(framing);
+      this.refuse(res, state, { status: e.status, json: e.body(), headers: e.headers });
+      return;
+    }
+    if (requestTargetLength(req.getUrl(), req.getQuery() ?? '') > MAX_REQUEST_TARGET_BYTES) err = uriTooLong();
     writeReply(res, { status: err.status, json: err.body(), headers: err.headers }, method === 'HEAD', hasBody);
     this.hooks.observe(route, method, err.status, (performance.now() - started) / 1000);
+  }
+
+  /**
+   * Answers a request whose framing is suspect and closes the connection, from the next turn:
+   * answered at once, uWS would go on to parse and dispatch the bytes that follow in the same
+   * read (a smuggled request is made of them). While this answer is pending, uWS closes the
+   * connection when it reaches such bytes instead of dispatching them.
+   */
+  private refuse(res: HttpResponse, state: InFlight, reply: Reply): void {
+    res.onAborted(() => {
+      state.aborted = true;
+      this.settle(state, 499);
+    });
+    setImmediate(() => {
+      if (!state.aborted) res.cork(() => this.finish(res, state, reply, true));
+    });
+  }
+
+  /**
+   * Runs a route that changes state once uWS has parsed everything that came with the request.
+   * uWS does not pipeline answers given asynchronously: when the next request arrives while one
+   * is pending, it closes the connection, and the pending answer can never be sent. A write run
+   * at once would be committed and never acknowledged; run from the next turn, a request whose
+   * connection was closed that way is aborted by then, and not run at all.
+   */
+  private runAfterParse(route: Route, res: HttpResponse, ctx: Ctx, state: InFlight, attachAbort: boolean): void {
+    if (attachAbort) {
+      res.onAborted(() => {
+        state.aborted = true;
+        this.settle(state, 499);
+      });
+    }
+    setImmediate(() => {
+      if (!state.aborted) this.run(route, res, ctx, state, true);
+    });
   }
 
   private handle(route: Route, paramCount: number, res: HttpResponse, req: HttpRequest, head: boolean): void {
@@ -305,7 +365,15 @@ export class Router {
     };
     const state: InFlight = { aborted: false, done: false, started, route: route.name ?? route.path, method: ctx.method, head };
     inFlight.count++;
+    if (headers.contentLength !== '' || headers.transferEncoding !== '') {
+      const framing = framingProblem(req, headers.contentLength, headers.transferEncoding);
+      if (framing) {
+        this.refuse(res, state, this.failure(route, ctx, badFraming(framing), state));
+        return;
+      }
+    }
     try {
+      if (requestTargetLength(ctx.url, ctx.query) > MAX_REQUEST_TARGET_BYTES) throw uriTooLong();
       if (route.auth) {
         const key = presentedKey(headers);
         const principal = key ? this.hooks.authenticate(key) : undefined;
@@ -314,6 +382,10 @@ export class Router {
       }
       if (route.body === 'json' || route.body === 'raw') {
         this.readBody(route, res, ctx, state);
+        return;
+      }
+      if (route.method !== 'GET') {
+        this.runAfterParse(route, res, ctx, state, true);
         return;
       }
       this.run(route, res, ctx, state);
@@ -365,7 +437,7 @@ export class Router {
         res.cork(() => this.finish(res, state, this.failure(route, ctx, err, state)));
         return;
       }
-      this.run(route, res, ctx, state, true);
+      this.runAfterParse(route, res, ctx, state, false);
     });
   }
 

@@ -56,3 +56,18 @@ export function clearFlag(store: LinkStore, mirror: LmdbDb<number, string>, user
   mirror.removeSync(userId);
   return wasActive;
 }
+
+/**
+ * Puts every active flag from SQLite back into the mirror: after the hot store was replaced by
+ * an empty one (store/lmdb.ts), a flagged account would otherwise create links freely until its
+ * cool-off ended, since the detector gives an active flag no second verdict. Returns the flags put.
+ */
+export function rebuildFlagMirror(store: LinkStore, mirror: LmdbDb<number, string>, nowMs = Date.now()): number {
+  let n = 0;
+  for (const f of store.flags()) {
+    if (!isActive(f, nowMs)) continue;
+    mirror.putSync(f.user_id, f.until_ms);
+    n++;
+  }
+  return n;
+}

@@ -4,7 +4,7 @@
 import { Gauge } from 'prom-client';
 import type { Capability } from '../capability';
 import { log } from '../log';
-import { openFlagMirror } from './anomaly';
+import { openFlagMirror, rebuildFlagMirror } from './anomaly';
 import { clickQueueState, openClickQueue } from './clicks';
 import { CodePool } from './code-pool';
 import { MIGRATIONS } from './migrations';
@@ -117,6 +117,9 @@ export const links: Capability = {
       close: () => service.close(),
     };
   },
+
+  // The anomaly flags' mirror is the one piece of hot state that nothing else refills.
+  rebuildHot: (sqlite, hot) => rebuildFlagMirror(new LinkStore(sqlite), openFlagMirror(hot)),
 
   status({ sqlite, hot }) {
     const queue = clickQueueState(openClickQueue(hot));

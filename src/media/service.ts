@@ -1,6 +1,6 @@
 // Uploads and reads of media, independent of HTTP: an upload is checked (declared type, sniffed
 // bytes), written durably as a file, then recorded by the writer.
-import { HttpError, invalidField, notFound } from '../http/errors';
+import { HttpError, diskFull, invalidField, isDiskFull, notFound } from '../http/errors';
 import { isIdString } from '../core/snowflake';
 import { isoNow } from '../core/clock';
 import { baseContentType, isMediaType, sniffMediaType } from '../core/media-type';
@@ -37,7 +37,13 @@ export class MediaService {
       throw invalidField('', actual ? `the body is ${actual}, not ${declared}` : `the body is not a ${declared} image`);
     }
     const id = this.newId();
-    this.files.write(id, bytes);
+    try {
+      this.files.write(id, bytes);
+    } catch (err) {
+      // Nothing was kept (MediaFiles.write): a full disk is worth a retry later, not a 500.
+      if (isDiskFull(err)) throw diskFull(err, 'media upload');
+      throw err;
+    }
     await this.writes.run('insertMedia', { id, ownerId, contentType: declared, size: bytes.length, now: isoNow() });
     return { id, content_type: declared, size: bytes.length, url: `/media/${id}` };
   }

@@ -2,40 +2,92 @@
 // row is committed, so a committed row always has its file. Files are named by the media id.
 import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
-import { mkdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync } from 'node:fs';
+import { mkdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+/**
+ * The two calls whose failures matter most, replaceable so tests can make them fail the way a
+ * full disk does (a short count, then ENOSPC; or an fsync that reports EDQUOT or EIO).
+ */
+export interface MediaFileIo {
+  write(fd: number, buffer: Buffer, offset: number, length: number): number;
+  fsync(fd: number): void;
+}
+
+const NODE_FILE_IO: MediaFileIo = {
+  write: (fd, buffer, offset, length) => writeSync(fd, buffer, offset, length),
+  fsync: (fd) => fsyncSync(fd),
+};
+
+function ioError(code: string, message: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(message), { code });
+}
+
 export class MediaFiles {
   readonly dir: string;
+  private readonly io: MediaFileIo;
 
-  constructor(dataDir: string) {
+  constructor(dataDir: string, io: Partial<MediaFileIo> = {}) {
     this.dir = join(dataDir, 'media');
+    this.io = { ...NODE_FILE_IO, ...io };
     mkdirSync(this.dir, { recursive: true });
   }
 
-  /** Writes the file durably: temporary name, fsync, rename, fsync of the directory. */
+  /**
+   * Writes the file durably: temporary name, every byte written, fsync, rename, fsync of the
+   * directory. On any failure it throws and leaves neither the temporary file nor the final one,
+   * so the caller answers an error and commits no row.
+   */
   write(id: string, bytes: Buffer): void {
     const final = join(this.dir, id);
     const tmp = `${final}.tmp`;
-    const fd = openSync(tmp, 'w');
     try {
-      writeSync(fd, bytes);
-      fsyncSync(fd);
-    } finally {
+      const fd = openSync(tmp, 'w');
+      try {
+        this.writeAll(fd, bytes);
+        this.io.fsync(fd);
+      } catch (err) {
+        closeSync(fd);
+        throw err;
+      }
+      // close(2) can report a deferred write error (NFS, quotas): it fails the upload like the rest.
       closeSync(fd);
+      renameSync(tmp, final);
+    } catch (err) {
+      rmSync(tmp, { force: true });
+      throw err;
     }
-    renameSync(tmp, final);
-    const dirFd = openSync(this.dir, 'r');
     try {
-      fsyncSync(dirFd);
-    } finally {
-      closeSync(dirFd);
+      this.syncDir();
+    } catch (err) {
+      // The name may not survive a power cut; an upload answered with an error keeps nothing.
+      rmSync(final, { force: true });
+      throw err;
     }
   }
 
   read(id: string): Promise<Buffer> {
     return readFile(join(this.dir, id));
+  }
+
+  /** write(2) may write fewer bytes than asked (a nearly full disk does): continue until all are. */
+  private writeAll(fd: number, bytes: Buffer): void {
+    let offset = 0;
+    while (offset < bytes.length) {
+      const n = this.io.write(fd, bytes, offset, bytes.length - offset);
+      if (n <= 0) throw ioError('EIO', `write of media made no progress at byte ${offset} of ${bytes.length}`);
+      offset += n;
+    }
+  }
+
+  private syncDir(): void {
+    const dirFd = openSync(this.dir, 'r');
+    try {
+      this.io.fsync(dirFd);
+    } finally {
+      closeSync(dirFd);
+    }
   }
 }
 

@@ -1,9 +1,9 @@
 // The supervisor: the main thread of `perch serve`. It checks that the server can run at all,
 // migrates the store, starts the HTTP threads on one shared port, answers their metrics requests,
 // and on SIGTERM/SIGINT shuts everything down in order.
-import { mkdirSync, accessSync, constants, writeFileSync, unlinkSync, statSync } from 'node:fs';
+import { mkdirSync, accessSync, constants, existsSync, writeFileSync, unlinkSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { Registry, Gauge } from 'prom-client';
 import type { Config } from '../config';
@@ -24,10 +24,30 @@ import type { FromWriter, ThreadData, ToSupervisor, ToThread, ToWriter, WriterDa
 /** A reason not to start, told to the operator as one line. */
 export class StartupError extends Error {}
 
+/**
+ * Makes a directory and its missing parents one level at a time. Node's recursive mkdir is not
+ * used: under /proc (mkdir answers ENOENT although the parent exists) it retries forever.
+ */
+function makeDirectories(dir: string): void {
+  const missing: string[] = [];
+  for (let d = dir; !existsSync(d); d = dirname(d)) {
+    missing.push(d);
+    if (dirname(d) === d) break;
+  }
+  for (const d of missing.reverse()) {
+    try {
+      mkdirSync(d);
+    } catch (err) {
+      // Made meanwhile by another process starting on the same directory: fine.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+}
+
 export function ensureDataDir(dataDir: string): string {
   const dir = resolve(dataDir);
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirectories(dir);
     if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
     accessSync(dir, constants.R_OK | constants.W_OK);
     const probe = join(dir, `.write-probe-${process.pid}`);
@@ -84,7 +104,15 @@ export async function serve(opts: ServeOptions): Promise<void> {
   }
   const applied = migrate(sqlite, allMigrations());
   for (const m of applied) log.info('migration applied', { version: m.version, name: m.name });
-  const hot: HotStore = openHotStore(dataDir);
+  const hot: HotStore = openHotStore(dataDir, {
+    repair: true,
+    onRepaired: (r) => log.warn('hot store damaged: moved aside, started an empty one', { reason: r.reason, moved_to: r.movedTo }),
+  });
+  // State that does not refill itself is put back from SQLite after the hot store was replaced.
+  if (hot.recovered) {
+    for (const c of CAPABILITIES) c.rebuildHot?.(sqlite, hot);
+    hot.markRebuilt();
+  }
 
   const port = await claimPort(config.server.host, config.server.port);
 

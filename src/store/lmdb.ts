@@ -2,8 +2,18 @@
 // shared by every thread and process on the box; its write transactions are atomic across them.
 // Writes are not fsynced (noSync): they survive a crash of the process, and everything here is
 // either rebuildable or, like rate-limit buckets, harmless to lose on a power cut.
+//
+// Because it is rebuildable, a damaged environment is not worth a crash: LMDB trusts its file so
+// far that a zeroed header or a garbage page kills the process (SIGSEGV, SIGBUS, an abort) rather
+// than returning an error. openHotStore checks the header before LMDB sees it, and with
+// `repair` also reads the whole environment in a child process first, where such a crash costs
+// only the child; a damaged environment is then moved aside and an empty one started in its
+// place (docs/architecture.md, "A damaged hot store").
 import { open, type Database as LmdbDatabase, type RootDatabase } from 'lmdb';
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, fstatSync, openSync, readSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
+import { LMDB_HEADER_READ_BYTES, lmdbHeaderProblem } from '../core/lmdb-header';
 
 export type LmdbDb<V = unknown, K extends import('lmdb').Key = import('lmdb').Key> = LmdbDatabase<V, K>;
 
@@ -13,6 +23,12 @@ export interface HotStore {
   leases: LmdbDb<NodeLease, number>;
   /** Named databases opened on demand by the capabilities that own them. */
   db<V = unknown, K extends import('lmdb').Key = import('lmdb').Key>(name: string, options?: { encoding?: 'msgpack' | 'binary' }): LmdbDb<V, K>;
+  /**
+   * True when this environment replaced a damaged one (here or in an earlier command) and what
+   * must be rebuilt from SQLite has not been yet; the server rebuilds it and calls markRebuilt.
+   */
+  readonly recovered: boolean;
+  markRebuilt(): void;
   close(): Promise<void>;
 }
 
@@ -23,25 +39,192 @@ export interface NodeLease {
   lastMs: number;
 }
 
+export interface Repair {
+  reason: string;
+  movedTo: string;
+}
+
+export interface OpenHotStoreOptions {
+  /**
+   * Check the environment thoroughly and replace it when damaged. For a process that opens it
+   * before the others (the server's supervisor, before its threads start) and for CLI commands;
+   * threads and pool workers open what the supervisor checked.
+   */
+  repair?: boolean;
+  /** Told once, when a damaged environment was moved aside. */
+  onRepaired?(repair: Repair): void;
+}
+
+/** A damaged environment, found by a process that does not repair (or could not). */
+export class HotStoreDamagedError extends Error {}
+
 export function lmdbPath(dataDir: string): string {
   return join(dataDir, 'lmdb');
 }
 
-export function openHotStore(dataDir: string): HotStore {
-  const root = open({ path: lmdbPath(dataDir), maxDbs: 64, noSync: true, compression: false });
+const ENV_OPTIONS = { maxDbs: 64, noSync: true, compression: false } as const;
+
+/** The database that records a pending rebuild (a key, present until markRebuilt). */
+const STATE_DB = 'hot_store';
+const REBUILD_PENDING = 'rebuild_pending';
+
+/**
+ * LMDB's answers for a file it cannot make sense of (lmdb.h). Two name misuse in general
+ * (BAD_TXN, BAD_VALSIZE), but the probes only read and write one small value: from them, these
+ * come of garbage pages (a node's flags, a size).
+ */
+const DAMAGE_ERRORS: ReadonlySet<number> = new Set([
+  -30797, // MDB_PAGE_NOTFOUND
+  -30796, // MDB_CORRUPTED
+  -30795, // MDB_PANIC
+  -30794, // MDB_VERSION_MISMATCH
+  -30793, // MDB_INVALID
+  -30787, // MDB_CURSOR_FULL
+  -30786, // MDB_PAGE_FULL
+  -30782, // MDB_BAD_TXN
+  -30781, // MDB_BAD_VALSIZE
+  -30779, // MDB_PROBLEM
+  -30778, // MDB_BAD_CHECKSUM
+]);
+/** How a process reading a damaged environment dies. */
+const DAMAGE_SIGNALS: ReadonlySet<string> = new Set(['SIGSEGV', 'SIGBUS', 'SIGABRT', 'SIGILL', 'SIGFPE']);
+/** Exit code of the probe (lmdb-probe.ts) when LMDB reported damage. */
+export const PROBE_FOUND_DAMAGE = 3;
+
+export function isLmdbDamageError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'number' && DAMAGE_ERRORS.has(code);
+}
+
+/** Why the header of `<path>/data.mdb` is damaged, or null (also when there is no file yet). */
+export function headerProblem(path: string): string | null {
+  const file = join(path, 'data.mdb');
+  if (!existsSync(file)) return null;
+  const fd = openSync(file, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const head = Buffer.alloc(Math.min(size, LMDB_HEADER_READ_BYTES));
+    let read = 0;
+    while (read < head.length) {
+      const n = readSync(fd, head, read, head.length - read, read);
+      if (n === 0) break;
+      read += n;
+    }
+    return lmdbHeaderProblem(head.subarray(0, read), size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Reads every entry of every database in a child process (lmdb-probe.ts), and writes once.
+ * Returns why the environment is damaged, or null when the child read it all, or could not tell
+ * (it failed for another reason: that is logged by the caller's later open, not repaired).
+ */
+function probeProblem(path: string): string | null {
+  const r = spawnSync(process.execPath, [join(__dirname, 'lmdb-probe.js'), path], { encoding: 'utf8', timeout: 120_000 });
+  if (r.signal && DAMAGE_SIGNALS.has(r.signal)) return `reading it killed a process with ${r.signal}`;
+  if (r.status === PROBE_FOUND_DAMAGE) return r.stdout.trim().split('\n').pop() || 'LMDB reported damage';
+  return null;
+}
+
+const MDB_INCOMPATIBLE = -30784;
+
+/**
+ * Every named database, opened to read bytes (never decoded, so that garbage values cannot fail
+ * a probe). A key of the main database that is not a database (LMDB answers MDB_INCOMPATIBLE to
+ * opening it as one) is skipped: it is a value someone put there, not damage.
+ */
+export function* namedDatabases(root: RootDatabase): Generator<LmdbDb<Buffer>> {
+  for (const name of root.getKeys()) {
+    let db: LmdbDb<Buffer> | undefined;
+    try {
+      db = root.openDB<Buffer>({ name: String(name), compression: false, encoding: 'binary' });
+    } catch (err) {
+      if ((err as { code?: unknown }).code === MDB_INCOMPATIBLE) continue;
+      throw err;
+    }
+    if (db) yield db;
+  }
+}
+
+/** Reads what a first read goes through: the list of named databases and each one's first key. */
+function quickProbe(root: RootDatabase): void {
+  for (const db of namedDatabases(root)) {
+    for (const _ of db.getKeys({ limit: 1 })) break;
+  }
+}
+
+function timestamp(now: Date): string {
+  return now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+}
+
+function moveAside(path: string): string {
+  const base = `${path}.damaged-${timestamp(new Date())}`;
+  let target = base;
+  for (let i = 2; existsSync(target); i++) target = `${base}-${i}`;
+  renameSync(path, target);
+  return target;
+}
+
+function openRoot(path: string): RootDatabase {
+  return open({ path, ...ENV_OPTIONS });
+}
+
+function openChecked(path: string, repair: boolean): { root: RootDatabase } | { problem: string } {
+  const header = headerProblem(path);
+  if (header) return { problem: header };
+  if (repair && existsSync(join(path, 'data.mdb'))) {
+    const found = probeProblem(path);
+    if (found) return { problem: found };
+  }
+  let root: RootDatabase | undefined;
+  try {
+    root = openRoot(path);
+    quickProbe(root);
+    return { root };
+  } catch (err) {
+    if (!isLmdbDamageError(err)) throw err;
+    void root?.close();
+    return { problem: (err as Error).message };
+  }
+}
+
+export function openHotStore(dataDir: string, options: OpenHotStoreOptions = {}): HotStore {
+  const path = lmdbPath(dataDir);
+  const repair = options.repair ?? false;
+  let opened = openChecked(path, repair);
+  let repaired: Repair | undefined;
+  if ('problem' in opened) {
+    if (!repair) throw new HotStoreDamagedError(`the hot store in ${path} is damaged (${opened.problem}); perch serve replaces it`);
+    repaired = { reason: opened.problem, movedTo: moveAside(path) };
+    opened = { root: openRoot(path) };
+  }
+  const root = opened.root;
   const cache = new Map<string, LmdbDb<any, any>>();
-  function db<V, K extends import('lmdb').Key>(name: string, options: { encoding?: 'msgpack' | 'binary' } = {}): LmdbDb<V, K> {
+  function db<V, K extends import('lmdb').Key>(name: string, dbOptions: { encoding?: 'msgpack' | 'binary' } = {}): LmdbDb<V, K> {
     let d = cache.get(name);
     if (!d) {
-      d = root.openDB({ name, compression: false, encoding: options.encoding ?? 'msgpack' });
+      d = root.openDB({ name, compression: false, encoding: dbOptions.encoding ?? 'msgpack' });
       cache.set(name, d);
     }
     return d as LmdbDb<V, K>;
+  }
+  const state = db<string, string>(STATE_DB);
+  if (repaired) {
+    // Recorded before anything else is written, so that a command that repairs leaves the
+    // rebuild to the next server start.
+    state.putSync(REBUILD_PENDING, repaired.movedTo);
+    options.onRepaired?.(repaired);
   }
   return {
     root,
     leases: db<NodeLease, number>('node_leases'),
     db,
+    get recovered() {
+      return state.get(REBUILD_PENDING) !== undefined;
+    },
+    markRebuilt: () => void state.removeSync(REBUILD_PENDING),
     close: () => root.close(),
   };
 }

@@ -21,7 +21,6 @@ t.test('rejections', async (t) => {
     ['http://', /absolute/],
     ['https://example.com/' + 'x'.repeat(2029), /2048/],
     ['https://sho.rt/abc', /this service/],
-    ['http://SHO.RT.:81/abc', /this service/],
     ['https://evil.example/', /blocked/],
     ['https://a.b.evil.example/', /blocked/],
     ['https://bad.test/', /blocked/],
@@ -69,4 +68,73 @@ t.test('blocklist entries written as a wildcard, a leading dot, a URL or an IDN 
   t.ok(hostMatches(host, 'bücher.example'));
   t.ok(hostMatches(host, 'xn--bcher-kva.example'));
   t.notOk(hostMatches('anything', 'https://'), 'an entry that names no host blocks nothing');
+});
+
+t.test('URLs with credentials are refused: they can make one host look like another', async (t) => {
+  const refused = { ok: false, message: 'must not contain credentials (user:password@ before the host)' };
+  for (const url of [
+    'https://www.google.com@evil.example/',
+    'https://user:pass@example.com/',
+    'https://user@example.com/',
+    'https://:pass@example.com/',
+    'https://@example.com/',
+    'http://a%40b@example.com/',
+    'https://example.com\\@evil.example/',
+    'HTTPS:\\\\user@example.com/',
+  ]) {
+    t.same(checkTargetUrl(url, rules), refused, url);
+  }
+  // An @ after the host is part of the path, query or fragment, not credentials.
+  t.same(checkTargetUrl('https://example.com/@alice', rules), { ok: true, url: 'https://example.com/@alice', host: 'example.com', domain: 'example.com' });
+  t.same(checkTargetUrl('https://example.com?to=a@b.example', rules), { ok: true, url: 'https://example.com?to=a@b.example', host: 'example.com', domain: 'example.com' });
+  t.same(checkTargetUrl('https://example.com#a@b', rules), { ok: true, url: 'https://example.com#a@b', host: 'example.com', domain: 'example.com' });
+});
+
+t.test('the own-origin guard: same host and port, loopback aliases as one host, default ports normalised', async (t) => {
+  const own = { ok: false, message: 'must not point at this service' };
+  const local = { publicOrigin: 'http://localhost:8080', blocklist: [] };
+  for (const url of [
+    'http://localhost:8080/x',
+    'http://LOCALHOST.:8080/x',
+    'http://127.0.0.1:8080/x',
+    'http://127.1.2.3:8080/x',
+    'http://2130706433:8080/x',
+    'http://0x7f.1:8080/x',
+    'http://[::1]:8080/x',
+    'http://[0:0:0:0:0:0:0:1]:8080/x',
+    'http://[::ffff:127.0.0.1]:8080/x',
+    'http://app.localhost:8080/x',
+    'http://0.0.0.0:8080/x',
+    'https://127.0.0.1:8080/x',
+  ]) {
+    t.same(checkTargetUrl(url, local), own, url);
+  }
+  // Another port on the loopback interface is another service.
+  t.same(checkTargetUrl('http://localhost:3000/x', local), { ok: true, url: 'http://localhost:3000/x', host: 'localhost', domain: 'localhost' });
+  t.same(checkTargetUrl('http://127.0.0.1/x', local), { ok: true, url: 'http://127.0.0.1/x', host: '127.0.0.1', domain: '127.0.0.1' });
+  t.equal(checkTargetUrl('http://128.0.0.1:8080/x', local).ok, true, '128.0.0.1 is not loopback');
+  t.equal(checkTargetUrl('http://localhost.example:8080/x', local).ok, true, 'a name under another domain is not loopback');
+
+  // Default ports: http://host is port 80, https://host port 443, written or not.
+  const web = { publicOrigin: 'https://sho.rt', blocklist: [] };
+  for (const url of ['https://sho.rt/x', 'https://sho.rt:443/x', 'https://SHO.RT./x', 'http://sho.rt:443/x']) {
+    t.same(checkTargetUrl(url, web), own, url);
+  }
+  // The other default port of the same host: a proxy that sends http to https leads back here.
+  t.same(checkTargetUrl('http://sho.rt/x', web), own, 'http on port 80 of the public host');
+  t.same(checkTargetUrl('http://sho.rt:80/x', web), own, 'port 80 written out');
+  t.same(checkTargetUrl('http://SHO.RT.:81/abc', web), { ok: true, url: 'http://SHO.RT.:81/abc', host: 'sho.rt', domain: 'sho.rt' }, 'another port is another service');
+  t.equal(checkTargetUrl('https://sho.rt:8443/x', web).ok, true);
+
+  const onPort = { publicOrigin: 'https://sho.rt:8443', blocklist: [] };
+  t.same(checkTargetUrl('https://sho.rt:8443/x', onPort), own);
+  t.same(checkTargetUrl('http://sho.rt:8443/x', onPort), own, 'one port speaks one protocol: the scheme does not matter');
+  t.equal(checkTargetUrl('https://sho.rt/x', onPort).ok, true, 'the default port of a host served elsewhere');
+  t.equal(checkTargetUrl('http://sho.rt/x', onPort).ok, true);
+
+  // A public origin on a loopback address guards every alias of it, and nothing else.
+  const v6 = { publicOrigin: 'http://[::1]:9000', blocklist: [] };
+  t.same(checkTargetUrl('http://localhost:9000/', v6), own);
+  t.same(checkTargetUrl('http://127.0.0.1:9000/', v6), own);
+  t.equal(checkTargetUrl('http://example.com:9000/', v6).ok, true);
 });

@@ -39,3 +39,13 @@ t.test('text with an unpaired surrogate is refused, a pair is not', async (t) =>
   for (const s of ['\ud800', '\udc00', 'a\ud83d', '\ude00\ud83d', '\udc00'.repeat(280)]) t.same(normalizePostText(s), refused, JSON.stringify(s));
   t.same(normalizePostText('\ud83d\ude00'), { ok: true, text: '😀' });
 });
+
+t.test('text made only of control or format characters (and white space) is refused', async (t) => {
+  const refused = { ok: false, message: 'text must contain something other than white space and control characters' };
+  const samples = ['\u0000', '\u0000\u0001\u001f', '\u007f', '\u0085\u0000', ' \u0000 ', '\u200b', '\u200d\u200c', '\ufeff', '\u00ad', '\u2060\n', '\u202e\u0008'];
+  samples.forEach((s, i) => t.same(normalizePostText(s), refused, `sample ${i}`));
+  // Control characters alongside anything else are kept as sent: the rule is about empty-looking posts.
+  t.same(normalizePostText('a\u0000'), { ok: true, text: 'a\u0000' });
+  t.same(normalizePostText('\u200bhi'), { ok: true, text: '\u200bhi' });
+  t.same(normalizePostText('👩\u200d💻'), { ok: true, text: '👩\u200d💻' }, 'a ZWJ sequence is text');
+});

@@ -60,6 +60,11 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   dataDir?: string;
   port?: number;
+  /**
+   * A command that runs the server: the server's own command line is appended to it (e.g. a
+   * mount namespace with a small tmpfs, for full-disk tests). It must exec, so the pid is the server's.
+   */
+  launcher?: string[];
 }
 
 export interface Key {
@@ -165,7 +170,8 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     writeFileSync(file, JSON.stringify(opts.config));
     args.push('--config', file);
   }
-  const proc = spawn(process.execPath, args, { env: { ...cleanEnv(), ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = opts.launcher ? [...opts.launcher, process.execPath, ...args] : [process.execPath, ...args];
+  const proc = spawn(command[0], command.slice(1), { env: { ...cleanEnv(), ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(proc);
   proc.once('exit', () => running.delete(proc));
   const logs: string[] = [];

@@ -1,0 +1,91 @@
+// openHotStore on a damaged LMDB environment: without repair it refuses with a clear error and
+// touches nothing; with repair it moves the environment aside, starts an empty one and records
+// that a rebuild is pending until markRebuilt. And the flag mirror rebuilt from SQLite.
+import t from 'tap';
+import { closeSync, existsSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDataDir } from '../helpers/server';
+import { tempStore, addUsers } from '../helpers/store';
+import { HotStoreDamagedError, openHotStore, type Repair } from '../../src/store/lmdb';
+import { openFlagMirror, rebuildFlagMirror } from '../../src/links/anomaly';
+import { LinkStore } from '../../src/links/store';
+
+function dataDir(t: { teardown(fn: () => unknown): void }): string {
+  const dir = tempDataDir('perch-hot-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function seeded(dir: string): Promise<void> {
+  const hot = openHotStore(dir);
+  hot.db<string, string>('things').putSync('kept', 'yes');
+  await hot.close();
+}
+
+function zeroHeader(dir: string): void {
+  const fd = openSync(join(dir, 'lmdb', 'data.mdb'), 'r+');
+  writeSync(fd, Buffer.alloc(4096), 0, 4096, 0);
+  closeSync(fd);
+}
+
+t.test('a healthy store opens as it is, with or without repair', async (t) => {
+  const dir = dataDir(t);
+  await seeded(dir);
+  const repairs: Repair[] = [];
+  const hot = openHotStore(dir, { repair: true, onRepaired: (r) => repairs.push(r) });
+  t.equal(hot.db<string, string>('things').get('kept'), 'yes');
+  t.equal(hot.recovered, false);
+  t.same(repairs, []);
+  await hot.close();
+  t.same(readdirSync(dir), ['lmdb']);
+});
+
+t.test('without repair, a damaged header is an error naming it, and nothing is touched', async (t) => {
+  const dir = dataDir(t);
+  await seeded(dir);
+  zeroHeader(dir);
+  t.throws(() => openHotStore(dir), new HotStoreDamagedError(`the hot store in ${join(dir, 'lmdb')} is damaged (page 0 is not a meta page); perch serve replaces it`));
+  t.same(readdirSync(dir), ['lmdb']);
+});
+
+t.test('with repair, a damaged store is moved aside once, and the rebuild stays pending until done', async (t) => {
+  const dir = dataDir(t);
+  await seeded(dir);
+  zeroHeader(dir);
+  const repairs: Repair[] = [];
+  const hot = openHotStore(dir, { repair: true, onRepaired: (r) => repairs.push(r) });
+  t.equal(repairs.length, 1, 'told once');
+  t.equal(repairs[0].reason, 'page 0 is not a meta page');
+  t.match(repairs[0].movedTo, /lmdb\.damaged-\d{8}T\d{6}Z$/);
+  t.ok(existsSync(join(repairs[0].movedTo, 'data.mdb')), 'the damaged files are kept aside');
+  t.equal(hot.db<string, string>('things').get('kept'), undefined, 'the new store is empty');
+  t.equal(hot.recovered, true);
+  await hot.close();
+
+  // A command that repaired leaves the rebuild to the next opener.
+  const again = openHotStore(dir, { repair: true, onRepaired: (r) => repairs.push(r) });
+  t.equal(repairs.length, 1, 'the new store is healthy: no second repair');
+  t.equal(again.recovered, true, 'still pending');
+  again.markRebuilt();
+  t.equal(again.recovered, false);
+  await again.close();
+  const last = openHotStore(dir);
+  t.equal(last.recovered, false);
+  await last.close();
+});
+
+t.test('rebuildFlagMirror puts back every active flag, and only those', async (t) => {
+  const { dir, db } = tempStore(t, 'perch-flags-');
+  addUsers(db, { '11': 'active', '12': 'ended', '13': 'cleared' });
+  const store = new LinkStore(db);
+  const now = 1_800_000_000_000;
+  store.raiseFlag('11', 'many links', now - 1000, now + 600_000);
+  store.raiseFlag('12', 'many links', now - 700_000, now - 100_000);
+  store.raiseFlag('13', 'many links', now - 1000, now + 600_000);
+  store.clearFlag('13', now - 500);
+  const hot = openHotStore(dir);
+  t.teardown(() => hot.close());
+  const mirror = openFlagMirror(hot);
+  t.equal(rebuildFlagMirror(store, mirror, now), 1);
+  t.same([...mirror.getRange({})].map(({ key, value }) => [key, value]), [['11', now + 600_000]]);
+});
