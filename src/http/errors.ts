@@ -87,7 +87,8 @@ export const DISK_FULL_RETRY_SECONDS = 30;
 /** Whether a file-system error means the disk (or the user's quota) is full. */
 export function isDiskFull(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException | null)?.code;
-  return code === 'ENOSPC' || code === 'EDQUOT';
+  // SQLITE_FULL: SQLite could not grow its database or its write-ahead log.
+  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
 }
 
 /**

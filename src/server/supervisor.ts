@@ -5,7 +5,7 @@ import { mkdirSync, accessSync, constants, existsSync, writeFileSync, unlinkSync
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { Registry, Gauge } from 'prom-client';
+import { Registry, Gauge, Counter } from 'prom-client';
 import type { Config } from '../config';
 import { IpBuckets } from '../ratelimit/ip-buckets';
 import { log, errorFields, setLogLevel } from '../log';
@@ -156,7 +156,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   for (const c of CAPABILITIES) c.gauges?.(supervisorRegistry, bgContext);
 
-  const writerStats = new Float64Array(new SharedArrayBuffer(16));
+  const writerStats = new Float64Array(new SharedArrayBuffer(3 * Float64Array.BYTES_PER_ELEMENT));
   const redirectTable = IpBuckets.allocate();
   const writerShared: WriterShared = { stats: writerStats.buffer as SharedArrayBuffer, signals: signals.buffer };
   new Gauge({
@@ -173,6 +173,16 @@ export async function serve(opts: ServeOptions): Promise<void> {
     registers: [supervisorRegistry],
     collect() {
       this.set(writerStats[1]);
+    },
+  });
+  let diskFullCounted = 0;
+  new Counter({
+    name: 'perch_writes_disk_full_total',
+    help: 'Writes answered 503 because the disk was full (nothing of them was committed).',
+    registers: [supervisorRegistry],
+    collect() {
+      this.inc(writerStats[2] - diskFullCounted);
+      diskFullCounted = writerStats[2];
     },
   });
 

@@ -15,7 +15,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { log, errorFields } from '../log';
 import { openSqlite, walPath, type Sqlite } from '../store/sqlite';
-import { HttpError, unavailable } from '../http/errors';
+import { HttpError, diskFull, isDiskFull, unavailable } from '../http/errors';
 import { WalSync } from './wal-sync';
 import { writeExecutor, type WriteSet } from './operations';
 import { GroupCommit, isBusy } from './group-commit';
@@ -58,7 +58,10 @@ export interface WriterSetup {
 export interface WriterOptions {
   dataDir: string;
   setup: WriterSetup;
-  /** [commits, writes] of requested writes, read by the supervisor for /metrics without a message. */
+  /**
+   * [commits, writes, writes refused for a full disk] of requested writes, read by the supervisor
+   * for /metrics without a message.
+   */
   stats: Float64Array;
   /** Called once the 503s of a failed sync are on their way: the server must stop. */
   onSyncFailure(): void;
@@ -242,8 +245,16 @@ export class Writer {
     }
     const replies = new Map<Deliver, WriteReply>();
     const countJobs = this.jobsAfter.size > 0 && !this.stopping && !this.failed;
+    let full: HttpError | null = null;
     for (let i = 0; i < out.length; i++) {
-      const o = out[i];
+      let o = out[i];
+      if (!o.ok && isDiskFull(o.error)) {
+        // Nothing of it was committed, and it will succeed once there is room: 503, one log
+        // line per group, and the count in /metrics.
+        full ??= diskFull(o.error, 'writes');
+        o = { ok: false, error: full };
+        if (senders[i]) this.opts.stats[2]++;
+      }
       if (!o.ok && !(o.error instanceof HttpError)) log.error('write failed', { op: batch[i][0], ...errorFields(o.error) });
       if (o.ok && countJobs) this.noteCommitted(batch[i][0]);
       const sender = senders[i];

@@ -105,7 +105,7 @@ t.test('the writer thread files what a crash left unfiled as it starts, and new 
   };
 
   const { port1, port2 } = new MessageChannel();
-  const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats: new SharedArrayBuffer(16), signals: new SharedArrayBuffer(4) };
+  const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats: new SharedArrayBuffer(24), signals: new SharedArrayBuffer(4) };
   const worker = new Worker(join(__dirname, '../../src/writer/thread.js'), { workerData, transferList: [port2] });
   await new Promise<void>((resolve) => worker.once('message', () => resolve()));
   await until(1);

@@ -112,7 +112,7 @@ t.test("the short-link service's writes run in the same groups, with their own o
 
 t.test('a real writer thread answers each write with its own outcome, HttpErrors intact', async (t) => {
   const { port1, port2 } = new MessageChannel();
-  const stats = new SharedArrayBuffer(16);
+  const stats = new SharedArrayBuffer(24);
   const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats, signals: new SharedArrayBuffer(4) };
   const worker = new Worker(join(__dirname, '../../src/writer/thread.js'), { workerData, transferList: [port2] });
   await new Promise<void>((resolve) => worker.once('message', () => resolve()));

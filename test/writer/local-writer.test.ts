@@ -7,11 +7,19 @@ import { addUsers, tempStore } from '../helpers/store';
 import { walPath, type Sqlite } from '../../src/store/sqlite';
 import { Writer } from '../../src/writer/writer';
 import { writerSetup } from '../../src/capabilities';
+import { setLogLevel } from '../../src/log';
 
 /** A writer with every capability's operations, as the server builds it. */
-function newWriter(dataDir: string, stats = new Float64Array(2), onSyncFailure = () => {}, raise?: (signal: string) => void): Writer {
+function newWriter(dataDir: string, stats = new Float64Array(3), onSyncFailure = () => {}, raise?: (signal: string) => void): Writer {
   return new Writer({ dataDir, setup: writerSetup(), stats, onSyncFailure, raise });
 }
+
+/** An operation that fails as SQLite does when it cannot grow its files: the disk is full. */
+const FULL_DISK = () => ({
+  fillDisk(): void {
+    throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+  },
+});
 
 const now = '2026-01-02T00:00:00.000Z';
 const USER = '1001';
@@ -28,7 +36,7 @@ function freshStore(t: Teardown): { dir: string; db: Sqlite } {
 /** A fresh store with a writer that the test leaves running (stopped after it). */
 function setup(t: Teardown) {
   const { dir, db } = freshStore(t);
-  const stats = new Float64Array(2);
+  const stats = new Float64Array(3);
   const writer = newWriter(dir, stats);
   t.teardown(() => writer.stop());
   return { db, writer, stats, client: writer.localClient() };
@@ -43,7 +51,7 @@ t.test('writes sent through the local client commit as one group and answer each
   t.match(a, { status: 'fulfilled', value: { id: '7001', text: 'hi 7001' } });
   t.match(b, { status: 'rejected', reason: { status: 400, code: 'invalid_request' } });
   t.equal(count(db, 'SELECT COUNT(*) FROM posts'), 1);
-  t.same([...stats], [1, 2], 'one group commit carrying two requested writes');
+  t.same([...stats], [1, 2, 0], 'one group commit carrying two requested writes');
 });
 
 t.test('a group waits out another connection holding the write lock, without blocking the thread', async (t) => {
@@ -83,7 +91,7 @@ t.test('stop commits what still waits for the lock before it closes', async (t) 
 t.test('after a failed log sync every write is answered 503, and nothing more is committed', async (t) => {
   const { dir, db } = freshStore(t);
   let failures = 0;
-  const writer = newWriter(dir, new Float64Array(2), () => failures++);
+  const writer = newWriter(dir, new Float64Array(3), () => failures++);
   const client = writer.localClient();
   // The log cannot be opened for the first sync, so that sync fails.
   unlinkSync(walPath(dir));
@@ -98,7 +106,7 @@ t.test('after a failed log sync every write is answered 503, and nothing more is
 t.test('the outbox signal is raised once a sync has made new events durable, and only then', async (t) => {
   const { dir } = freshStore(t);
   const raised: string[] = [];
-  const writer = newWriter(dir, new Float64Array(2), () => {}, (signal) => raised.push(signal));
+  const writer = newWriter(dir, new Float64Array(3), () => {}, (signal) => raised.push(signal));
   t.teardown(() => writer.stop());
   const client = writer.localClient();
   const written = client.run('createPost', post('7401'));
@@ -112,4 +120,22 @@ t.test('the outbox signal is raised once a sync has made new events durable, and
   t.equal(raised.length, 2, 'a like that changed nothing, or a post that failed, appends no event');
   await Promise.all([client.run('createPost', post('7403')), client.run('createPost', post('7404'))]);
   t.equal(raised.length, 3, 'once per sync, however many events it covered');
+});
+
+t.test('a write that finds the disk full answers 503 with Retry-After; the others of its group commit', async (t) => {
+  const { dir, db } = freshStore(t);
+  const stats = new Float64Array(3);
+  const setup = writerSetup();
+  const writer = new Writer({ dataDir: dir, setup: { ...setup, writes: [...setup.writes, FULL_DISK] }, stats, onSyncFailure: () => {} });
+  t.teardown(() => writer.stop());
+  const client = writer.localClient();
+  setLogLevel('silent');
+  const [full, fine] = await Promise.allSettled([client.run('fillDisk', {}), client.run('createPost', post('7501'))]);
+  t.match(full, { status: 'rejected', reason: { status: 503, code: 'unavailable', headers: { 'Retry-After': /^\d+$/ } } });
+  t.match(fine, { status: 'fulfilled', value: { id: '7501' } });
+  t.equal(count(db, 'SELECT COUNT(*) FROM posts WHERE id = 7501'), 1);
+  t.equal(stats[2], 1, 'counted for /metrics');
+  await t.rejects(client.run('fillDisk', {}), { status: 503, code: 'unavailable' });
+  t.equal(stats[2], 2);
+  t.match(await client.run('createPost', post('7502')), { id: '7502' }, 'writes go on when there is room');
 });
