@@ -161,11 +161,15 @@ t.test('GET /api/links: the caller\'s links, newest first, paginated', async (t)
   const dave = await server.keygen('dave');
   t.same((await server.get('/api/links', { key: dave.key })).json, { items: [], next_cursor: null });
 
-  for (const q of ['limit=0', 'limit=101', 'limit=abc', 'limit=-1', 'limit=1.5', 'cursor=bogus', 'cursor=MTIz.abcdefabcdef']) {
+  for (const q of ['limit=0', 'limit=101', 'limit=abc', 'limit=-1', 'limit=1.5', 'cursor=bogus', 'cursor=MTIz.abcdefabcdef', 'cursor=', 'limit=0&cursor=']) {
     const r = await server.get(`/api/links?${q}`, { key: carol.key });
     t.equal(r.status, 400, q);
     t.equal(r.json.error, 'invalid_request');
   }
+  // An empty cursor is 400 as on every other list, and both problems are named at once.
+  const both = await server.get('/api/links?limit=0&cursor=', { key: carol.key });
+  t.same(both.json.details.map((d: { path: string }) => d.path), ['limit', 'cursor']);
+  t.equal((await server.get(`/api/users/${carol.user_id}/posts?cursor=`)).status, 400, 'the same rule as a user\'s posts');
   const stolen = await server.get(`/api/links?cursor=${encodeURIComponent(first.json.next_cursor)}`, { key: bob.key });
   t.equal(stolen.status, 400, 'a cursor of another user\'s list is not accepted');
   t.equal((await server.get('/api/links')).status, 401);
