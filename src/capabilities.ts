@@ -5,6 +5,7 @@ import type { Capability } from './capability';
 import { accounts } from './accounts/module';
 import { links } from './links/module';
 import { media } from './media/module';
+import { notifications } from './notifications/module';
 import { social } from './social/module';
 import { outboxCapability } from './outbox/module';
 import { migrate, migrationList, type AppliedMigration, type Migration } from './store/migration';
@@ -14,7 +15,7 @@ import type { TaskTable } from './workers/context';
 import type { WriterSetup } from './writer/writer';
 
 /** The capabilities, in the order their routes are registered. */
-const MODULES: readonly Capability[] = [accounts, media, social, links];
+const MODULES: readonly Capability[] = [accounts, media, social, links, notifications];
 
 /** The outbox serves the others, so it is made from them. */
 export const CAPABILITIES: readonly Capability[] = [outboxCapability(MODULES), ...MODULES];

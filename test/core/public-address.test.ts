@@ -1,5 +1,7 @@
 import t from 'tap';
+import { createECDH, randomBytes } from 'node:crypto';
 import { checkEndpoint, isLocalHostName, isPublicAddress } from '../../src/core/public-address';
+import { authSecretProblem, p256dhProblem } from '../../src/core/push-keys';
 
 t.test('isPublicAddress', async (t) => {
   for (const a of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '2a00:1450:4001::1']) t.ok(isPublicAddress(a), a);
@@ -38,4 +40,19 @@ t.test('checkEndpoint', async (t) => {
   t.ok(ok('http://127.0.0.1:9000/push', true), 'allowed for tests and private push services');
   t.ok(ok('https://localhost/x', true));
   t.equal(why('ftp://127.0.0.1/x', true), 'must be an https URL');
+});
+
+t.test('push subscription keys', async (t) => {
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  const point = ecdh.getPublicKey();
+  t.equal(p256dhProblem(point.toString('base64url')), null);
+  t.equal(p256dhProblem(point.subarray(0, 33).toString('base64url')), 'must be an uncompressed P-256 public key (65 bytes), base64url');
+  const off = Buffer.from(point);
+  off[64] ^= 1;
+  t.equal(p256dhProblem(off.toString('base64url')), 'is not a point on the P-256 curve');
+  t.equal(p256dhProblem('not base64!'), 'must be an uncompressed P-256 public key (65 bytes), base64url');
+  t.equal(authSecretProblem(randomBytes(16).toString('base64url')), null);
+  t.equal(authSecretProblem(randomBytes(15).toString('base64url')), 'must be 16 bytes, base64url');
+  t.equal(authSecretProblem(''), 'must be 16 bytes, base64url');
 });
