@@ -1,5 +1,9 @@
 // Shared helpers of the notification tests.
-import type { TestServer } from '../helpers/server';
+import { hashApiKey, newApiKey } from '../../src/core/api-key';
+import { IdGenerator } from '../../src/core/snowflake';
+import { migrateAll } from '../../src/capabilities';
+import { openSqlite } from '../../src/store/sqlite';
+import type { Key, TestServer } from '../helpers/server';
 import { allPages, eventually } from '../social/helpers';
 
 /** A gauge or counter of /metrics (the sum over its series when `labels` is not given). */
@@ -48,4 +52,33 @@ export async function like(server: TestServer, key: string, postId: string): Pro
 export async function follow(server: TestServer, key: string, userId: string): Promise<void> {
   const r = await server.post(`/api/users/${userId}/follow`, { key });
   if (r.status !== 200) throw new Error(`follow failed: ${r.status} ${r.text}`);
+}
+
+/**
+ * `n` users with API keys written straight into a new data directory's SQLite before a server
+ * starts there: many users without a CLI run each.
+ */
+export function seedUsers(dataDir: string, prefix: string, n: number): Key[] {
+  const db = openSqlite(dataDir);
+  try {
+    migrateAll(db);
+    const ids = new IdGenerator(1000);
+    const now = new Date().toISOString();
+    const insertUser = db.prepare('INSERT INTO users (id, handle, handle_lower, created_at) VALUES (?, ?, ?, ?)');
+    const insertKey = db.prepare('INSERT INTO api_keys (id, user_id, key_hash, admin, created_at) VALUES (?, ?, ?, 0, ?)');
+    const out: Key[] = [];
+    db.transaction(() => {
+      for (let i = 0; i < n; i++) {
+        const id = ids.next();
+        const handle = `${prefix}${i}`;
+        const key = newApiKey();
+        insertUser.run(id, handle, handle.toLowerCase(), now);
+        insertKey.run(`key_${id}`, id, hashApiKey(key), now);
+        out.push({ key, user_id: id, handle, admin: false });
+      }
+    })();
+    return out;
+  } finally {
+    db.close();
+  }
 }
