@@ -2,7 +2,8 @@
 // `notification` event (appended by the generation for every row it made or changed) is sent as
 // the row stands now to the recipient's WebSockets, through the publish/subscribe port to every
 // HTTP thread (the pool thread is a worker thread of the same process), and, when the recipient
-// has no socket open anywhere at that moment, to each of their Web Push subscriptions.
+// has no socket open anywhere at that moment, to each of their Web Push subscriptions, through the
+// same port to the supervisor's push sender (push-sender.ts says why it runs there).
 //
 // At least once: the dispatcher moves the consumer's position only after the task succeeded, so
 // after a crash a range is delivered again. A row changed twice before its delivery is sent twice
@@ -10,17 +11,14 @@
 import type { OutboxRange } from '../outbox/consumer';
 import type { Sqlite } from '../store/sqlite';
 import type { TaskContext } from '../workers/context';
-import type { PubSub } from '../pubsub/port';
-import { log } from '../log';
 import { hasOpenSocket } from './presence';
-import { PushSender, type PushOutcome } from './push-sender';
 import { NotificationStore, type Notification } from './store';
-import { DELIVERY_TOPIC, PUSH_GONE_TOPIC, PUSH_OUTCOME_TOPIC } from './topics';
+import { DELIVERY_TOPIC, PUSH_TOPIC, type PushMessage } from './topics';
 
 export interface DeliveryResult {
   /** Notifications sent to the HTTP threads. */
   delivered: number;
-  /** Push messages queued. */
+  /** Push messages handed to the sender. */
   pushed: number;
 }
 
@@ -34,27 +32,6 @@ function storeOf(db: Sqlite): NotificationStore {
   let s = stores.get(db);
   if (!s) stores.set(db, (s = new NotificationStore(db)));
   return s;
-}
-
-/** This pool thread's push sender, made once the VAPID keys exist. */
-let sender: PushSender | undefined;
-
-function pushSender(ctx: TaskContext, pubsub: PubSub, store: NotificationStore): PushSender | undefined {
-  if (sender) return sender;
-  const keys = store.vapidKeys();
-  if (!keys) {
-    log.warn('no VAPID keys yet: push messages are not sent');
-    return undefined;
-  }
-  const { subject, allow_insecure_endpoints: allowInsecure, retry_base_ms: retryBaseMs } = ctx.config.push;
-  sender = new PushSender({
-    vapid: { subject, ...keys },
-    allowInsecure,
-    retryBaseMs,
-    report: (outcome: PushOutcome) => pubsub.publish(PUSH_OUTCOME_TOPIC, { outcome }),
-    gone: (target) => pubsub.publish(PUSH_GONE_TOPIC, { id: target.id, endpoint: target.endpoint }),
-  });
-  return sender;
 }
 
 export async function deliveryTask(ctx: TaskContext, range: OutboxRange): Promise<DeliveryResult> {
@@ -75,20 +52,17 @@ export async function deliveryTask(ctx: TaskContext, range: OutboxRange): Promis
   if (ctx.config.push.enabled && items.length > 0) {
     const offline = [...new Set(items.map(([recipientId]) => recipientId))].filter((id) => !hasOpenSocket(ctx.hot, id));
     const targets = offline.length > 0 ? store.pushTargets(offline) : [];
-    const push = targets.length > 0 ? pushSender(ctx, pubsub, store) : undefined;
-    if (push) {
-      const byRecipient = new Map<string, string[]>();
+    if (targets.length > 0) {
+      const texts = new Map<string, string[]>();
       for (const [recipientId, text] of items) {
-        const list = byRecipient.get(recipientId);
+        const list = texts.get(recipientId);
         if (list) list.push(text);
-        else byRecipient.set(recipientId, [text]);
+        else texts.set(recipientId, [text]);
       }
-      for (const target of targets) {
-        for (const text of byRecipient.get(target.user_id) ?? []) {
-          push.send(target, text);
-          pushed++;
-        }
-      }
+      const push: PushMessage['items'] = [];
+      for (const target of targets) for (const text of texts.get(target.user_id) ?? []) push.push({ target, text });
+      pubsub.publish(PUSH_TOPIC, { items: push });
+      pushed = push.length;
     }
   }
   return { delivered: items.length, pushed };

@@ -5,7 +5,8 @@
 //     `generateNotifications` (generate.ts): preferences, aggregation, rows, a `notification`
 //     event per row changed, and the position, in one transaction;
 //   - delivery: an outbox consumer whose pool task (delivery.ts) reads those events and sends
-//     the rows to the HTTP threads' sockets (publish/subscribe port) and to push services.
+//     the rows to the HTTP threads' sockets (publish/subscribe port) and, for recipients with no
+//     socket open, to the supervisor's push sender (push-sender.ts), which calls push services.
 import { Counter, Gauge } from 'prom-client';
 import { generateVAPIDKeys } from 'web-push';
 import type { Capability } from '../capability';
@@ -17,11 +18,11 @@ import { log } from '../log';
 import { deliveryTask, type DeliveryResult } from './delivery';
 import { MIGRATIONS } from './migrations';
 import { clearStalePresence } from './presence';
-import { PUSH_OUTCOMES } from './push-sender';
+import { PUSH_OUTCOMES, PushSender, type PushOutcome } from './push-sender';
 import { notificationRoutes } from './routes';
 import { NotificationService } from './service';
 import { ACTION_EVENTS, DELIVERY_CONSUMER, GENERATION_POSITION, NotificationStore } from './store';
-import { PUSH_GONE_TOPIC, PUSH_OUTCOME_TOPIC } from './topics';
+import { PUSH_TOPIC } from './topics';
 import { NotificationSockets } from './websocket';
 import { notificationWrites, type NotificationWrites } from './writes';
 
@@ -49,10 +50,35 @@ const GENERATE_BATCH = 500;
 /** How soon the generation looks again when nothing wakes it, and the least time between runs. */
 const GENERATE_EVERY_MS = 10;
 
-/** The supervisor's port: push outcomes for /metrics, and gone subscriptions to delete. */
-let supervisorPort: ThreadPubSub | undefined;
-function portOfSupervisor(): ThreadPubSub {
-  return (supervisorPort ??= new ThreadPubSub(0));
+/** At shutdown, how long the push sender may take to finish what it holds. */
+const PUSH_DRAIN_MS = 2000;
+
+/** Push requests by outcome, counted by the supervisor's sender (made with the gauges). */
+let pushDeliveries: Counter<'outcome'> | undefined;
+
+/**
+ * The supervisor's push sender, fed by the delivery consumer over the publish/subscribe port. It
+ * is made once the VAPID key pair exists (prepare makes it before the jobs start).
+ */
+function startPushSender(ctx: BackgroundContext, gone: Array<{ id: string; endpoint: string }>): PushSender | undefined {
+  const keys = new NotificationStore(ctx.sqlite).vapidKeys();
+  if (!keys) {
+    log.error('no VAPID key pair: Web Push messages are not sent');
+    return undefined;
+  }
+  const { subject, allow_insecure_endpoints: allowInsecure, retry_base_ms: retryBaseMs } = ctx.config.push;
+  const sender = new PushSender({
+    vapid: { subject, ...keys },
+    allowInsecure,
+    retryBaseMs,
+    report: (outcome: PushOutcome) => pushDeliveries?.inc({ outcome }),
+    gone: (target) => gone.push({ id: target.id, endpoint: target.endpoint }),
+  });
+  // Unreferenced: the port must not keep a stopping supervisor alive.
+  new ThreadPubSub(0).subscribe(PUSH_TOPIC, (m) => {
+    for (const { target, text } of m.items) sender.send(target, text);
+  });
+  return sender;
 }
 
 async function generate(ctx: BackgroundContext, store: NotificationStore): Promise<void> {
@@ -88,7 +114,7 @@ export const notifications: Capability = {
   jobs(ctx) {
     const store = new NotificationStore(ctx.sqlite);
     const gone: Array<{ id: string; endpoint: string }> = [];
-    portOfSupervisor().subscribe(PUSH_GONE_TOPIC, (m) => gone.push(m));
+    const sender = ctx.config.push.enabled ? startPushSender(ctx, gone) : undefined;
     return [
       {
         name: 'notifications.generate',
@@ -101,7 +127,10 @@ export const notifications: Capability = {
         name: 'notifications.deleteGoneSubscriptions',
         everyMs: 1000,
         flushOnStop: true,
-        async run(c) {
+        async run(c, final) {
+          // At shutdown (after the delivery consumer's last run), the sender may finish first.
+          const deadline = Date.now() + PUSH_DRAIN_MS;
+          while (final && sender && sender.pending > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
           if (gone.length === 0) return;
           const items = gone.splice(0, gone.length);
           const deleted = await c.writes.as<NotificationWrites>().run('deleteGonePushSubscriptions', { items });
@@ -129,14 +158,13 @@ export const notifications: Capability = {
         this.set(store.actionLag().seconds);
       },
     });
-    const deliveries = new Counter({
+    pushDeliveries = new Counter({
       name: 'perch_push_deliveries_total',
       help: 'Web Push requests by outcome: delivered, retried (a try that will be repeated), gone (404/410, subscription deleted), failed, refused (private address), dropped (too many waiting).',
       labelNames: ['outcome'] as const,
       registers: [registry],
     });
-    for (const outcome of PUSH_OUTCOMES) deliveries.inc({ outcome }, 0);
-    portOfSupervisor().subscribe(PUSH_OUTCOME_TOPIC, (m) => deliveries.inc({ outcome: m.outcome }));
+    for (const outcome of PUSH_OUTCOMES) pushDeliveries.inc({ outcome }, 0);
   },
 
   http(ctx) {

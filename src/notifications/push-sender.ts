@@ -1,4 +1,4 @@
-// Web Push delivery (RFC 8030) from a pool thread: each message is encrypted for its subscription
+// Web Push delivery (RFC 8030) from the supervisor's thread: each message is encrypted for its subscription
 // (RFC 8291, aes128gcm) and signed for the push service (RFC 8292, VAPID) by the web-push package,
 // and sent here with Node's own HTTP client, which lets this code pin the address it connects to
 // (below) and bound every request in time.
@@ -13,8 +13,11 @@
 //   resolved before each request, every address it has must be public, and the request connects
 //   to the address that was checked (a name cannot resolve to a public address for the check and
 //   a private one for the connection).
-// - What is queued lives in this thread's memory: a message still waiting when the server stops
-//   is not sent (the notification itself is kept, and shown by the list and the socket on return).
+// - It runs on the supervisor's thread, whose event loop always runs: a pool thread's does not
+//   between its tasks (piscina parks idle threads in Atomics.wait), so requests and retry timers
+//   left running there after a task would stall until the next task. What is queued lives in
+//   this thread's memory: at shutdown the sender gets a moment to finish (module.ts), and a message
+//   still waiting after it is not sent (the notification itself is kept, and listed).
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -35,7 +38,7 @@ export const MAX_TRIES = 5;
 const PER_ORIGIN = 8;
 /** One request's time limit, connection included. */
 const REQUEST_TIMEOUT_MS = 10_000;
-/** Messages waiting (queued or between tries) per pool thread at most; beyond, new ones are dropped. */
+/** Messages waiting (queued or between tries) at most; beyond, new ones are dropped. */
 const MAX_WAITING = 10_000;
 /** A 429's Retry-After is honoured up to this long. */
 const MAX_RETRY_AFTER_MS = 10 * 60_000;
