@@ -30,13 +30,21 @@ const IDLE_TIMEOUT_SECONDS = 60;
 const MAX_PAYLOAD_BYTES = 4096;
 /** How often open sockets' keys are checked against revocations. */
 const KEY_CHECK_MS = 5000;
-/** A full check of every socket's key at least this often, for keys changed other than by the CLI. */
-const FULL_KEY_CHECK_MS = 60_000;
+/**
+ * Keys looked up per check, in turn, for keys revoked other than by the CLI (which every thread
+ * hears of at once, and then checks all): a few milliseconds of the thread's time each time, so
+ * that 10,000 sockets are all checked within a minute without a long pause.
+ */
+const KEYS_PER_CHECK = 1000;
 /** The close code of a socket closed because its key is no longer valid (policy violation). */
 const CLOSE_POLICY = 1008;
 
 export class NotificationSockets {
   private readonly byUser = new Map<string, Set<Socket>>();
+  /** Open sockets by the hash of the key they were opened with. */
+  private readonly byKey = new Map<string, Set<Socket>>();
+  /** Keys still to check in the current round (checkKeys). */
+  private keysToCheck: string[] = [];
   private readonly presence: ThreadPresence;
   private readonly limit: number;
   private readonly openGauge: Gauge;
@@ -46,7 +54,6 @@ export class NotificationSockets {
   private readonly keyTimer: NodeJS.Timeout;
   private readonly revocations: () => number;
   private seenRevocations = -1;
-  private lastFullCheck = Date.now();
   private count = 0;
 
   constructor(private readonly ctx: ThreadContext) {
@@ -100,19 +107,24 @@ export class NotificationSockets {
   }
 
   private opened(ws: Socket): void {
-    const { userId } = ws.getUserData();
+    const { userId, keyHash } = ws.getUserData();
     let set = this.byUser.get(userId);
     if (!set) this.byUser.set(userId, (set = new Set()));
     set.add(ws);
+    let sameKey = this.byKey.get(keyHash);
+    if (!sameKey) this.byKey.set(keyHash, (sameKey = new Set()));
+    sameKey.add(ws);
     this.presence.opened(userId);
     this.openGauge.set(++this.count);
   }
 
   private closed(ws: Socket): void {
-    const { userId } = ws.getUserData();
+    const { userId, keyHash } = ws.getUserData();
     const set = this.byUser.get(userId);
     if (!set || !set.delete(ws)) return;
     if (set.size === 0) this.byUser.delete(userId);
+    const sameKey = this.byKey.get(keyHash);
+    if (sameKey && sameKey.delete(ws) && sameKey.size === 0) this.byKey.delete(keyHash);
     this.presence.closed(userId);
     this.openGauge.set(--this.count);
   }
@@ -153,24 +165,26 @@ export class NotificationSockets {
     ws.close();
   }
 
-  /** Closes the sockets whose key was revoked since they opened. */
+  /**
+   * Closes the sockets whose key was revoked since they opened: every key at once after a
+   * revocation through the CLI, and otherwise the next KEYS_PER_CHECK keys in turn.
+   */
   private checkKeys(): void {
     const version = this.revocations();
-    const now = Date.now();
-    if (version === this.seenRevocations && now - this.lastFullCheck < FULL_KEY_CHECK_MS) return;
-    this.seenRevocations = version;
-    this.lastFullCheck = now;
-    const valid = new Map<string, boolean>();
-    const revoked: Socket[] = [];
-    for (const set of this.byUser.values()) {
-      for (const ws of set) {
-        const { keyHash } = ws.getUserData();
-        let ok = valid.get(keyHash);
-        if (ok === undefined) valid.set(keyHash, (ok = this.ctx.accounts.principalForKeyHash(keyHash) !== undefined));
-        if (!ok) revoked.push(ws);
-      }
+    let keys: string[];
+    if (version !== this.seenRevocations) {
+      this.seenRevocations = version;
+      keys = [...this.byKey.keys()];
+      this.keysToCheck = [];
+    } else {
+      if (this.keysToCheck.length === 0) this.keysToCheck = [...this.byKey.keys()];
+      keys = this.keysToCheck.splice(0, KEYS_PER_CHECK);
     }
-    for (const ws of revoked) ws.end(CLOSE_POLICY, 'key revoked');
+    for (const keyHash of keys) {
+      const sockets = this.byKey.get(keyHash);
+      if (!sockets || this.ctx.accounts.principalForKeyHash(keyHash)) continue;
+      for (const ws of [...sockets]) ws.end(CLOSE_POLICY, 'key revoked');
+    }
   }
 
   /** Open sockets on this thread. */

@@ -76,6 +76,14 @@ t.test('the upgrade: refused with 401 without a valid key; accepted with a heade
     await c.closed;
   }
   t.equal((await server.get('/ws')).status, 404, 'a plain GET is no upgrade');
+
+  // A key revoked while its socket is open: the socket is closed (policy violation).
+  const ben = await server.keygen('ben');
+  const open = await connect(server, { key: ben.key });
+  const revoke = await server.cli(['keys', 'revoke', await server.newestKeyId(ben.user_id)]);
+  t.equal(revoke.code, 0, revoke.stderr);
+  t.equal(await open.closed, 1008, 'closed once the key is revoked');
+  t.equal((await refused(server, { key: ben.key })).status, 401, 'and refused from then on');
 });
 
 t.test('every new or updated notification reaches every socket of its recipient, on either HTTP thread', async (t) => {
