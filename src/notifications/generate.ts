@@ -8,7 +8,7 @@ import { decide, stampOf, suppression, withActor, type Action, type Notification
 import type { NotificationStore } from './store';
 
 export interface GenerateArgs {
-  /** Events read per run at most (a run is one transaction of the writer's). */
+  /** Like, reply, follow and deletion events read per run at most (a run is one transaction of the writer's). */
   limit: number;
   windowMs: number;
   now: string;
@@ -33,15 +33,19 @@ function isNotificationType(type: string): type is NotificationType {
 export function generateNotifications(store: NotificationStore, a: GenerateArgs): GenerateResult {
   const after = store.generationPosition();
   const newest = store.newestEvent();
-  const upTo = Math.min(newest, after + a.limit);
-  if (upTo <= after) return { upTo: after, more: false, changed: 0 };
+  if (newest <= after) return { upTo: after, more: false, changed: 0 };
+  const events = store.actions(after, a.limit);
+  // A full run stops at its last event; otherwise it has seen every event there is (other types
+  // included), and the position moves past them all.
+  const more = events.length === a.limit;
+  const upTo = more ? events[events.length - 1].seq : newest;
   let seq = store.counter();
   const prefs = new Map<string, Preferences>();
   const latest = new Map<string, number | null>();
   /** Rows made or changed in this run, and their recipients: one delivery each. */
   const changed = new Map<string, string>();
 
-  for (const e of store.actions(after, upTo)) {
+  for (const e of events) {
     if (e.type === 'post_deleted') {
       if (e.post_id !== null) store.deleteOfPost(e.post_id);
       continue;
@@ -91,5 +95,5 @@ export function generateNotifications(store: NotificationStore, a: GenerateArgs)
   for (const [id, recipientId] of changed) store.notificationChanged(recipientId, id, a.now);
   store.setGenerationPosition(upTo, a.now);
   store.pruneMoves(new Date(Date.parse(a.now) - MOVES_RETENTION_MS).toISOString(), PRUNE_MOVES);
-  return { upTo, more: upTo < newest, changed: changed.size };
+  return { upTo, more, changed: changed.size };
 }

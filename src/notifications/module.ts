@@ -81,13 +81,31 @@ function startPushSender(ctx: BackgroundContext, gone: Array<{ id: string; endpo
   return sender;
 }
 
-async function generate(ctx: BackgroundContext, store: NotificationStore): Promise<void> {
-  const writes = ctx.writes.as<NotificationWrites>();
-  const windowMs = ctx.config.notifications.aggregation_window_seconds * 1000;
-  while (store.hasPendingActions()) {
-    const result = await writes.run('generateNotifications', { limit: GENERATE_BATCH, windowMs, now: new Date().toISOString() });
-    if (!result.more) return;
-  }
+/**
+ * Events of other types (posts, ...) the generation's position may lag behind before a run moves
+ * it past them (a run reads up to the newest event): until then each look for work would scan
+ * them again, and so would the lag gauge.
+ */
+const SKIP_AHEAD_EVENTS = 10_000;
+
+/** The generation job: runs while action events wait. */
+function generationJob(store: NotificationStore): (ctx: BackgroundContext) => Promise<void> {
+  // Events up to here were seen to hold no action: the next look starts after them.
+  let checked = 0;
+  return async (ctx) => {
+    const writes = ctx.writes.as<NotificationWrites>();
+    const windowMs = ctx.config.notifications.aggregation_window_seconds * 1000;
+    for (;;) {
+      const newest = store.newestEvent();
+      const pending = store.hasPendingActions(checked);
+      if (!pending && newest - store.generationPosition() < SKIP_AHEAD_EVENTS) {
+        checked = newest;
+        return;
+      }
+      const result = await writes.run('generateNotifications', { limit: GENERATE_BATCH, windowMs, now: new Date().toISOString() });
+      if (!result.more) return;
+    }
+  };
 }
 
 export const notifications: Capability = {
@@ -121,7 +139,7 @@ export const notifications: Capability = {
         everyMs: GENERATE_EVERY_MS,
         flushOnStop: true,
         wakeOn: ctx.signals.counter(OUTBOX_SIGNAL),
-        run: (c) => generate(c, store),
+        run: generationJob(store),
       },
       {
         name: 'notifications.deleteGoneSubscriptions',

@@ -109,8 +109,8 @@ export class NotificationStore {
     this.s = {
       counter: q('SELECT seq FROM notification_counter WHERE id = 1').pluck(),
       setCounter: q('UPDATE notification_counter SET seq = ? WHERE id = 1'),
-      actions: q(`SELECT seq, type, actor_id, recipient_id, post_id, payload, created_at FROM events WHERE seq > ? AND seq <= ? AND type IN (${actionTypes}) ORDER BY seq`),
-      pendingActions: q(`SELECT EXISTS (SELECT 1 FROM events WHERE seq > ${positionSql(GENERATION_POSITION)} AND type IN (${actionTypes}))`).pluck(),
+      actions: q(`SELECT seq, type, actor_id, recipient_id, post_id, payload, created_at FROM events WHERE seq > ? AND type IN (${actionTypes}) ORDER BY seq LIMIT ?`),
+      pendingActions: q(`SELECT EXISTS (SELECT 1 FROM events WHERE seq > MAX(?, ${positionSql(GENERATION_POSITION)}) AND type IN (${actionTypes}))`).pluck(),
       actionLag: q(
         `SELECT COUNT(*) AS events, MIN(created_at) AS oldest FROM events WHERE seq > ${positionSql(GENERATION_POSITION)} AND type IN (${actionTypes})`,
       ),
@@ -188,14 +188,14 @@ export class NotificationStore {
     this.s.setCounter.run(seq);
   }
 
-  /** The events in (after, upTo] that make or remove notifications, in order. */
-  actions(after: number, upTo: number): EventRow[] {
-    return this.s.actions.all(after, upTo) as EventRow[];
+  /** The first `limit` events after `after` that make or remove notifications, in order. */
+  actions(after: number, limit: number): EventRow[] {
+    return this.s.actions.all(after, limit) as EventRow[];
   }
 
-  /** Whether events wait for the generation. */
-  hasPendingActions(): boolean {
-    return this.s.pendingActions.get() === 1;
+  /** Whether events wait for the generation (after `checked`, when the ones before were looked at already). */
+  hasPendingActions(checked = 0): boolean {
+    return this.s.pendingActions.get(checked) === 1;
   }
 
   /** Events waiting for the generation, and the age in seconds of the oldest. */
