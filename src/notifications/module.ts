@@ -21,7 +21,7 @@ import { clearStalePresence } from './presence';
 import { PUSH_OUTCOMES, PushSender, type PushOutcome } from './push-sender';
 import { notificationRoutes } from './routes';
 import { NotificationService } from './service';
-import { ACTION_EVENTS, DELIVERY_CONSUMER, GENERATION_POSITION, NotificationStore } from './store';
+import { ACTION_EVENTS, DELIVERY_CONSUMER, GENERATION_POSITION, NOTIFICATION_EVENT, NotificationStore } from './store';
 import { PUSH_TOPIC } from './topics';
 import { NotificationSockets } from './websocket';
 import { notificationWrites, type NotificationWrites } from './writes';
@@ -40,6 +40,8 @@ export const deliveryConsumer: OutboxConsumer<DeliveryResult> = {
   // notification is due on its sockets within a second.
   everyMs: 10,
   lagMetric: 'perch_notification_delivery_lag',
+  // It reads only the generation's events: it holds back no other event from pruning.
+  types: [NOTIFICATION_EVENT],
 };
 
 /**
