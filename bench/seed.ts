@@ -79,3 +79,18 @@ export function seedLinks(db: Sqlite, n: number): string[] {
   })();
   return codes;
 }
+
+/** One post by each of `authorIds`, written straight into SQLite; returns their ids in that order. */
+export function seedPosts(db: Sqlite, authorIds: readonly string[]): string[] {
+  const now = new Date().toISOString();
+  const insert = db.prepare("INSERT INTO posts (id, author_id, text, media_ids, reply_to, created_at) VALUES (?, ?, ?, '[]', NULL, ?)");
+  const out: string[] = [];
+  db.transaction(() => {
+    for (const authorId of authorIds) {
+      const id = ids.nextBigInt();
+      insert.run(id, authorId, 'A benchmark post to be liked.', now);
+      out.push(id.toString());
+    }
+  })();
+  return out;
+}

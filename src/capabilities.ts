@@ -5,6 +5,7 @@ import type { Capability } from './capability';
 import { accounts } from './accounts/module';
 import { links } from './links/module';
 import { media } from './media/module';
+import { notifications } from './notifications/module';
 import { social } from './social/module';
 import { web } from './web/module';
 import { outboxCapability } from './outbox/module';
@@ -15,7 +16,7 @@ import type { TaskTable } from './workers/context';
 import type { WriterSetup } from './writer/writer';
 
 /** The capabilities, in the order their routes are registered. */
-const MODULES: readonly Capability[] = [accounts, media, social, links, web];
+const MODULES: readonly Capability[] = [accounts, media, social, links, notifications, web];
 
 /** The outbox serves the others, so it is made from them. */
 export const CAPABILITIES: readonly Capability[] = [outboxCapability(MODULES), ...MODULES];

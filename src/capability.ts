@@ -4,8 +4,10 @@
 // module.ts (this object), routes.ts, service.ts, store.ts (all of its SQL), schema.ts (zod),
 // writes.ts (its write operations), tasks.ts (its pool tasks) and migrations.ts, as it needs them.
 import type { Registry } from 'prom-client';
+import type { WebSocketBehavior } from 'uWebSockets.js';
 import type { Config } from './config';
 import type { AccountStore } from './accounts/store';
+import type { MeFields } from './accounts/me-fields';
 import type { CursorCodec } from './core/cursor';
 import type { RawRoute, Route } from './http/router';
 import type { ThreadMetrics } from './http/metrics';
@@ -36,6 +38,8 @@ export interface ThreadContext {
   cursors: CursorCodec;
   limits: RateLimits;
   accounts: AccountStore;
+  /** Fields a capability adds to the caller's own GET /api/me answer (accounts/me-fields.ts). */
+  me: MeFields;
   /** Messages between the threads of this process (pubsub/port.ts). */
   pubsub: PubSub;
   /** The counters the writer raises once a change is durable (server/signals.ts). */
@@ -51,6 +55,8 @@ export interface CapabilityThread {
   routes?: Route[];
   /** Hot paths served by raw uWS handlers (http/router.ts, RawRoute). */
   rawRoutes?: RawRoute[];
+  /** WebSocket endpoints: uWS behaviours (upgrade, open, close...) by path. */
+  webSockets?: Array<{ path: string; behavior: WebSocketBehavior<any> }>;
   /** Called as the thread stops, after its last request. */
   close?(): void | Promise<void>;
 }

@@ -43,8 +43,20 @@ export const configSchema = z.strictObject({
     cooloff_seconds: positive,
   }),
   social: z.strictObject({ celebrity_followers: nonNegInt, timeline_cap: z.number().int().min(1).max(100000) }),
-  notifications: z.strictObject({ aggregation_window_seconds: nonNegInt }),
+  notifications: z.strictObject({
+    aggregation_window_seconds: nonNegInt,
+    /** Bytes a WebSocket may have waiting to be sent before it is closed as too slow. */
+    ws_backpressure_limit_bytes: z.number().int().min(1024).max(64 * 1024 * 1024),
+  }),
   suggest: z.strictObject({ half_life_hours: positive }),
+  push: z.strictObject({
+    enabled: z.boolean(),
+    // RFC 8292: the contact of the server's operator, a mailto: or https: URI.
+    subject: z.string().regex(/^(mailto:\S+|https:\/\/\S+)$/, 'must be a mailto: or https: URI'),
+    allow_insecure_endpoints: z.boolean(),
+    /** The first retry's delay after a 429 or 5xx; each next one doubles it. */
+    retry_base_ms: z.number().int().min(1).max(600_000),
+  }),
   web: z.strictObject({ enabled: z.boolean() }),
 });
 

@@ -9,6 +9,6 @@ import { AccountStore } from './store';
 export const accounts: Capability = {
   name: 'accounts',
   migrations: MIGRATIONS,
-  http: (ctx) => ({ routes: accountRoutes(ctx.accounts) }),
+  http: (ctx) => ({ routes: accountRoutes(ctx.accounts, ctx.me) }),
   status: ({ sqlite }) => new AccountStore(sqlite).counts(),
 };

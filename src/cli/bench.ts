@@ -14,6 +14,7 @@ export const SCENARIOS: Record<string, { script: string; args: string[]; about: 
   readwrite: { script: 'social.js', args: ['readwrite'], about: 'GET /api/timeline beside a post load vs the same reads alone' },
   limiter: { script: 'limiter.js', args: [], about: 'shared limiter checks/s vs a bare LMDB read-modify-write' },
   mixed: { script: 'mixed.js', args: [], about: 'redirects with posts being created beside them vs redirects alone' },
+  'notify-ws': { script: 'notify-ws.js', args: [], about: '10,000 open sockets, a storm of likes to 1,000 of them: 204 → socket message' },
 };
 
 export function benchCommand(scenario: string | undefined, extra: string[]): Promise<void> {

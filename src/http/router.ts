@@ -141,7 +141,7 @@ function readHeaders(req: HttpRequest, isGet: boolean): RequestHeaders {
  * header of another scheme (Basic credentials a reverse proxy asked for, say) is not perch's: the
  * key is then taken from X-Api-Key. A Bearer header wins over X-Api-Key, malformed or not.
  */
-export function presentedKey(h: RequestHeaders): string {
+export function presentedKey(h: Pick<RequestHeaders, 'authorization' | 'apiKey'>): string {
   if (BEARER_SCHEME.test(h.authorization)) {
     const m = BEARER_KEY.exec(h.authorization);
     return m ? m[1] : '';

@@ -34,6 +34,11 @@ export interface OutboxConsumer<R = unknown> {
   gapMs?(last: R | undefined): number;
   /** Prefix of its lag gauges in /metrics (`<prefix>_events`, `<prefix>_seconds`). */
   lagMetric?: string;
+  /**
+   * The only event types its task reads, when it reads only some: its position then holds back
+   * only those from pruning (store.ts, PositionSpec). Default: every event.
+   */
+  types?: readonly string[];
 }
 
 const lastTasks = new WeakMap<OutboxConsumer, { start: number; result: unknown }>();

@@ -43,7 +43,7 @@ export async function pruneOutbox(ctx: Pick<BackgroundContext, 'writes'>, now = 
 /** The outbox module for these capabilities' consumers and positions. */
 export function outboxCapability(capabilities: readonly Capability[]): Capability {
   const consumers: OutboxConsumer[] = capabilities.flatMap((c) => c.consumers ?? []);
-  const positions: PositionSpec[] = [...consumers.map((c) => ({ name: c.name })), ...capabilities.flatMap((c) => c.outboxPositions ?? [])];
+  const positions: PositionSpec[] = [...consumers.map((c) => ({ name: c.name, types: c.types })), ...capabilities.flatMap((c) => c.outboxPositions ?? [])];
   return {
     name: 'outbox',
     writes: outboxWrites(positions),

@@ -68,6 +68,7 @@ for (const part of parts) {
 }
 
 const app = uws.App();
+for (const part of parts) for (const ws of part.webSockets ?? []) app.ws(ws.path, ws.behavior);
 router.mount(app);
 
 let listenSocket: us_listen_socket | null = null;

@@ -4,6 +4,7 @@
 import type { ThreadContext } from '../capability';
 import type { Config } from '../config';
 import { AccountStore } from '../accounts/store';
+import { MeFields } from '../accounts/me-fields';
 import { CursorCodec } from '../core/cursor';
 import type { ThreadMetrics } from '../http/metrics';
 import { ThreadPubSub } from '../pubsub/port';
@@ -52,6 +53,7 @@ export function openThreadContext(
     cursors: new CursorCodec(serverSecret(sqlite, 'cursor')),
     limits,
     accounts: new AccountStore(sqlite),
+    me: new MeFields(),
     pubsub,
     signals,
     metrics,

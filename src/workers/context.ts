@@ -4,12 +4,18 @@
 import type { Config } from '../config';
 import type { Sqlite } from '../store/sqlite';
 import type { HotStore } from '../store/lmdb';
+import type { PubSub } from '../pubsub/port';
 
 export interface TaskContext {
   config: Config;
   dataDir: string;
   sqlite: Sqlite;
   hot: HotStore;
+  /**
+   * Messages to the other threads of the process: a pool thread reaches the HTTP threads. Every
+   * pool thread has one; a context made for a test may leave it out.
+   */
+  pubsub?: PubSub;
 }
 
 export type TaskHandler<P = any, R = unknown> = (ctx: TaskContext, payload: P) => R | Promise<R>;

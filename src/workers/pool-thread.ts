@@ -6,6 +6,7 @@ import type { Config } from '../config';
 import { openSqlite } from '../store/sqlite';
 import { openHotStore } from '../store/lmdb';
 import { setLogLevel } from '../log';
+import { ThreadPubSub } from '../pubsub/port';
 import { allTasks } from '../capabilities';
 import type { TaskContext, TaskHandler, TaskRequest } from './context';
 
@@ -18,7 +19,8 @@ function context(): TaskContext {
   if (!ctx) {
     const { config, dataDir } = workerData as { config: Config; dataDir: string };
     setLogLevel(config.log.level);
-    ctx = { config, dataDir, sqlite: openSqlite(dataDir), hot: openHotStore(dataDir) };
+    // A pool thread only publishes: it waits for no acknowledgement, so it counts no peers.
+    ctx = { config, dataDir, sqlite: openSqlite(dataDir), hot: openHotStore(dataDir), pubsub: new ThreadPubSub(0) };
   }
   return ctx;
 }

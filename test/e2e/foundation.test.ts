@@ -20,7 +20,7 @@ t.test('GET /healthz answers {"status":"ok"}', async (t) => {
 t.test('both auth headers identify the key owner', async (t) => {
   const bearer = await server.get('/api/me', { headers: { authorization: `Bearer ${alice.key}` } });
   t.equal(bearer.status, 200);
-  t.same(bearer.json, { id: alice.user_id, handle: 'alice', created_at: bearer.json.created_at, followers_count: 0, following_count: 0 });
+  t.same(bearer.json, { id: alice.user_id, handle: 'alice', created_at: bearer.json.created_at, followers_count: 0, following_count: 0, unread_notifications: 0 });
   t.match(bearer.json.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   const header = await server.get('/api/me', { headers: { 'x-api-key': alice.key } });
   t.equal(header.status, 200);

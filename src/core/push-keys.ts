@@ -1,0 +1,30 @@
+// The keys of a browser's push subscription (RFC 8291): `p256dh`, the user agent's P-256 public
+// key as an uncompressed point, and `auth`, a 16-byte secret, both base64url. A malformed key would
+// only fail later, in every encryption for that subscription, so it is refused when subscribing.
+import { createPublicKey } from 'node:crypto';
+
+const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
+
+function decode(raw: string): Buffer | null {
+  if (!BASE64URL.test(raw)) return null;
+  return Buffer.from(raw.replace(/=+$/, ''), 'base64url');
+}
+
+/** Why `raw` is not a usable p256dh key, or null when it is. */
+export function p256dhProblem(raw: string): string | null {
+  const bytes = decode(raw);
+  if (!bytes || bytes.length !== 65 || bytes[0] !== 0x04) return 'must be an uncompressed P-256 public key (65 bytes), base64url';
+  try {
+    // Refuses coordinates that are not a point on the curve.
+    createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: bytes.subarray(1, 33).toString('base64url'), y: bytes.subarray(33).toString('base64url') }, format: 'jwk' });
+  } catch {
+    return 'is not a point on the P-256 curve';
+  }
+  return null;
+}
+
+/** Why `raw` is not a usable auth secret, or null when it is. */
+export function authSecretProblem(raw: string): string | null {
+  const bytes = decode(raw);
+  return bytes && bytes.length === 16 ? null : 'must be 16 bytes, base64url';
+}

@@ -1,0 +1,48 @@
+// The durable writes of notifications and Web Push, as named operations the writer runs inside its
+// group transactions: the generation (generate.ts), read state, preferences and push
+// subscriptions.
+import type { Sqlite } from '../store/sqlite';
+import { notFound } from '../http/errors';
+import type { Preferences } from '../core/notifications';
+import { generateNotifications, type GenerateArgs, type GenerateResult } from './generate';
+import { NotificationStore, type PushSubscription } from './store';
+
+export function notificationWrites(db: Sqlite) {
+  const store = new NotificationStore(db);
+  return {
+    /** Makes, joins and removes notifications from the next events of the outbox. */
+    generateNotifications(a: GenerateArgs): GenerateResult {
+      return generateNotifications(store, a);
+    },
+
+    markNotificationRead(a: { userId: string; id: string }): void {
+      if (!store.markRead(a.userId, a.id)) throw notFound('No such notification.');
+    },
+
+    markAllNotificationsRead(a: { userId: string }): number {
+      return store.markAllRead(a.userId);
+    },
+
+    setNotificationPreferences(a: { userId: string; preferences: Preferences; now: string }): Preferences {
+      store.setPreferences(a.userId, a.preferences, a.now);
+      return store.preferences(a.userId);
+    },
+
+    addPushSubscription(a: { userId: string; endpoint: string; p256dh: string; auth: string; now: string }): { subscription: PushSubscription; created: boolean } {
+      return store.addSubscription(a.userId, a.endpoint, a.p256dh, a.auth, a.now);
+    },
+
+    deletePushSubscription(a: { userId: string; id: string }): void {
+      if (!store.deleteSubscription(a.userId, a.id)) throw notFound('No such push subscription.');
+    },
+
+    /** Subscriptions a push service answered 404 or 410 for; returns how many were deleted. */
+    deleteGonePushSubscriptions(a: { items: Array<{ id: string; endpoint: string }> }): number {
+      let n = 0;
+      for (const item of a.items) if (store.deleteGoneSubscription(item.id, item.endpoint)) n++;
+      return n;
+    },
+  };
+}
+
+export type NotificationWrites = ReturnType<typeof notificationWrites>;

@@ -1,0 +1,51 @@
+import t from 'tap';
+import { decide, defaultPreferences, stampOf, suppression, withActor, type Action } from '../../src/core/notifications';
+
+const like = (actorId: string, recipientId = 'r', postId = '10'): Action => ({ type: 'like', actorId, recipientId, postId });
+const HOUR = 3_600_000;
+
+t.test('suppression: self, disabled types, muted threads', async (t) => {
+  const prefs = defaultPreferences();
+  t.equal(suppression(like('r'), prefs, ['10']), 'self', 'acting on oneself never notifies');
+  t.equal(suppression(like('a'), prefs, ['10']), null);
+  t.equal(suppression(like('a'), { ...prefs, types: { like: false, reply: true, follow: true } }, ['10']), 'type_disabled');
+  t.equal(suppression({ type: 'follow', actorId: 'a', recipientId: 'r', postId: null }, { ...prefs, types: { like: false, reply: true, follow: true } }, []), null);
+  const muted = { ...prefs, muted_post_ids: ['7'] };
+  t.equal(suppression(like('a', 'r', '10'), muted, ['10', '8', '7']), 'muted', 'a post under the muted one');
+  t.equal(suppression(like('a', 'r', '7'), muted, ['7']), 'muted', 'the muted post itself');
+  t.equal(suppression(like('a', 'r', '10'), muted, ['10', '8']), null, 'another thread');
+  t.equal(suppression(like('r', 'r', '7'), muted, ['7']), 'self', 'self wins over the rest');
+});
+
+t.test('decide: the window counts from the row\'s creation', async (t) => {
+  const at = Date.parse('2026-11-22T13:00:00.000Z');
+  t.same(decide(like('a'), false, null, false, at, HOUR), { kind: 'create', priority: false }, 'no row yet');
+  t.same(decide(like('a'), false, { createdAtMs: at - HOUR + 1, hasActor: false }, false, at, HOUR), { kind: 'join' }, 'one ms inside');
+  t.same(decide(like('a'), false, { createdAtMs: at - HOUR, hasActor: false }, false, at, HOUR), { kind: 'create', priority: false }, 'exactly one window old: outside');
+  t.same(decide(like('a'), false, { createdAtMs: at, hasActor: false }, false, at, 0), { kind: 'create', priority: false }, 'a zero window never aggregates');
+});
+
+t.test('decide: repeated actors and priority actors', async (t) => {
+  const at = 1_000_000;
+  const group = { createdAtMs: at - 10, hasActor: true };
+  t.same(decide(like('a'), false, group, false, at, HOUR), { kind: 'none' }, 'a like again after an unlike changes nothing');
+  t.same(decide({ type: 'follow', actorId: 'a', recipientId: 'r', postId: null }, false, group, false, at, HOUR), { kind: 'none' });
+  t.same(decide({ type: 'reply', actorId: 'a', recipientId: 'r', postId: '10' }, false, group, false, at, HOUR), { kind: 'refresh' }, 'a second reply is news');
+  t.same(decide(like('a'), true, { createdAtMs: at - 10, hasActor: false }, false, at, HOUR), { kind: 'create', priority: true }, 'priority actors are never aggregated');
+  t.same(decide(like('a'), true, null, true, at, HOUR), { kind: 'none' }, 'a priority like toggled within the window');
+  t.same(decide({ type: 'reply', actorId: 'a', recipientId: 'r', postId: '10' }, true, null, true, at, HOUR), { kind: 'create', priority: true });
+});
+
+t.test('withActor: newest first, no duplicates, capped', async (t) => {
+  t.same(withActor([], 'a'), ['a']);
+  t.same(withActor(['b', 'a'], 'c'), ['c', 'b', 'a']);
+  t.same(withActor(['c', 'b', 'a'], 'a'), ['a', 'c', 'b'], 'a repeated actor moves to the front');
+  t.same(withActor(['c', 'b', 'a'], 'd', 3), ['d', 'c', 'b'], 'the oldest falls off past the cap');
+  t.same(withActor(['c', 'b', 'a'], 'b', 3), ['b', 'c', 'a']);
+});
+
+t.test('stampOf never goes back before the recipient\'s latest change', async (t) => {
+  t.equal(stampOf(1000, null), 1000);
+  t.equal(stampOf(1000, 999), 1000);
+  t.equal(stampOf(1000, 1003), 1003);
+});

@@ -1,0 +1,58 @@
+import t from 'tap';
+import { createECDH, randomBytes } from 'node:crypto';
+import { checkEndpoint, isLocalHostName, isPublicAddress } from '../../src/core/public-address';
+import { authSecretProblem, p256dhProblem } from '../../src/core/push-keys';
+
+t.test('isPublicAddress', async (t) => {
+  for (const a of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '2a00:1450:4001::1']) t.ok(isPublicAddress(a), a);
+  for (const a of [
+    '127.0.0.1', '127.9.9.9', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1',
+    '0.0.0.0', '224.0.0.1', '255.255.255.255', '198.18.0.1', '192.0.2.5',
+    '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '2001:db8::1',
+    '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '64:ff9b::a00:1', '[::1]', 'example.com', '', '999.1.1.1',
+  ]) t.notOk(isPublicAddress(a), a);
+  t.ok(isPublicAddress('::ffff:8.8.8.8'), 'a mapped public IPv4 address is public');
+});
+
+t.test('isLocalHostName', async (t) => {
+  for (const h of ['localhost', 'LOCALHOST', 'a.localhost', 'printer.local', 'db.internal', 'nas.lan', 'x.home.arpa', 'intranet', 'localhost.']) t.ok(isLocalHostName(h), h);
+  for (const h of ['fcm.googleapis.com', 'updates.push.services.mozilla.com', 'push.example.com']) t.notOk(isLocalHostName(h), h);
+});
+
+t.test('checkEndpoint', async (t) => {
+  const ok = (raw: string, insecure = false) => checkEndpoint(raw, insecure).ok;
+  const why = (raw: string, insecure = false) => {
+    const r = checkEndpoint(raw, insecure);
+    return r.ok ? 'ok' : r.message;
+  };
+  t.ok(ok('https://fcm.googleapis.com/fcm/send/abc'));
+  t.ok(ok('https://8.8.8.8/push'));
+  t.equal(why('http://push.example.com/x'), 'must be an https URL');
+  t.equal(why('https://127.0.0.1/x'), 'must not point at a private, loopback or reserved address');
+  t.equal(why('https://[::1]:8443/x'), 'must not point at a private, loopback or reserved address');
+  t.equal(why('https://10.0.0.8/x'), 'must not point at a private, loopback or reserved address');
+  t.equal(why('https://169.254.169.254/latest'), 'must not point at a private, loopback or reserved address');
+  t.equal(why('https://localhost/x'), 'must not point at a local host name');
+  t.equal(why('https://user:pw@push.example.com/x'), 'must not carry credentials');
+  t.equal(why('not a url'), 'must be an absolute URL');
+  t.equal(why('ftp://push.example.com/x'), 'must be an https URL');
+  t.equal(why('https://push.example.com/' + 'a'.repeat(2048)), 'must be at most 2048 characters');
+  t.ok(ok('http://127.0.0.1:9000/push', true), 'allowed for tests and private push services');
+  t.ok(ok('https://localhost/x', true));
+  t.equal(why('ftp://127.0.0.1/x', true), 'must be an https URL');
+});
+
+t.test('push subscription keys', async (t) => {
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  const point = ecdh.getPublicKey();
+  t.equal(p256dhProblem(point.toString('base64url')), null);
+  t.equal(p256dhProblem(point.subarray(0, 33).toString('base64url')), 'must be an uncompressed P-256 public key (65 bytes), base64url');
+  const off = Buffer.from(point);
+  off[64] ^= 1;
+  t.equal(p256dhProblem(off.toString('base64url')), 'is not a point on the P-256 curve');
+  t.equal(p256dhProblem('not base64!'), 'must be an uncompressed P-256 public key (65 bytes), base64url');
+  t.equal(authSecretProblem(randomBytes(16).toString('base64url')), null);
+  t.equal(authSecretProblem(randomBytes(15).toString('base64url')), 'must be 16 bytes, base64url');
+  t.equal(authSecretProblem(''), 'must be 16 bytes, base64url');
+});
