@@ -8,8 +8,10 @@ import { invalidField, invalidRequest, type ErrorDetail } from './errors';
 
 export interface PageRequest {
   limit: number;
-  /** Exclusive upper bound: items strictly older than this. */
+  /** Exclusive upper bound of a newest-first list: items strictly older than this. */
   before: bigint;
+  /** Exclusive lower bound of an oldest-first list: items strictly newer than this. */
+  after: bigint;
 }
 
 /** One page of a list: its items, and the position of the next page (null on the last). */
@@ -32,16 +34,16 @@ export function pageRequest(query: URLSearchParams, kind: string, cursors: Curso
   const details: ErrorDetail[] = [];
   const limit = parseLimit(query.get('limit'));
   if (Number.isNaN(limit)) details.push({ path: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` });
-  let before = TOP;
+  let position: bigint | null = null;
   const cursor = query.get('cursor');
   if (cursor !== null) {
-    const position = cursors.decode(kind, cursor, 1);
-    if (position) before = BigInt(position[0]);
+    const decoded = cursors.decode(kind, cursor, 1);
+    if (decoded) position = BigInt(decoded[0]);
     else details.push({ path: 'cursor', message: 'not a cursor issued for this list' });
   }
   if (details.length === 1) throw invalidField(details[0].path, details[0].message);
   if (details.length > 1) throw invalidRequest(details);
-  return { limit, before };
+  return { limit, before: position ?? TOP, after: position ?? 0n };
 }
 
 /** The page of `rows` read with `limit + 1`: the extra row only says that a next page exists. */

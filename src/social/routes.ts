@@ -74,6 +74,17 @@ export function socialRoutes(social: SocialService, timeline: HomeTimelineReader
       handler: (ctx) => ({ status: 200, json: social.getPost(ctx.params[0]) }),
     },
     {
+      method: 'GET',
+      path: '/api/posts/:id/replies',
+      handler(ctx) {
+        const id = ctx.params[0];
+        // Cursors of one post's replies only (the list is named by its parent).
+        const kind = `replies:${id}`;
+        const page = pageRequest(queryParams(ctx), kind, cursors);
+        return { status: 200, json: pageBody(kind, social.replies(id, page.after, page.limit), cursors) };
+      },
+    },
+    {
       method: 'DELETE',
       path: '/api/posts/:id',
       auth: true,

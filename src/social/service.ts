@@ -11,7 +11,7 @@ import { normalizePostText } from '../core/post-text';
 import { isoNow } from '../core/clock';
 import type { Writes } from '../writer/operations';
 import type { SocialWrites } from './writes';
-import { SocialStore, postFields, type Post, type PostRow, type UserListRow } from './store';
+import { SocialStore, postFields, type Post, type PostRow, type TimelineRow, type UserListRow } from './store';
 
 export type { Post } from './store';
 
@@ -28,6 +28,15 @@ export interface NewPost {
 
 export function postOf(row: PostRow): PostWithCounts {
   return { ...postFields(row), like_count: row.like_count, reply_count: row.reply_count };
+}
+
+/** A post as lists of posts by several authors show it (timelines, replies, search). */
+export interface PostWithAuthor extends PostWithCounts {
+  author: { id: string; handle: string };
+}
+
+function withAuthor(row: TimelineRow): PostWithAuthor {
+  return { ...postOf(row), author: { id: row.author_id, handle: row.handle } };
 }
 
 /** A path id that is not a well-formed post id names no post. */
@@ -125,6 +134,13 @@ export class SocialService {
     if (target.id === followerId) throw invalidField('id', 'you cannot unfollow yourself');
     await this.writes.run('unfollow', { followerId, followeeId: target.id, now: isoNow() });
     await this.changes.followsChanged(followerId);
+  }
+
+  /** The direct replies to a live post, oldest first; 404 when the post is unknown or deleted. */
+  replies(ref: string, after: bigint, limit: number): Page<PostWithAuthor> {
+    const id = postIdOf(ref);
+    if (id === null || !this.store.livePost(id)) throw notFound('No such post.');
+    return pageOf(this.store.repliesPage(id, after, limit + 1), limit, withAuthor, (row) => BigInt(row.id));
   }
 
   userPosts(userId: string, before: bigint, limit: number): Page<PostWithCounts> {

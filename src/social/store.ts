@@ -173,6 +173,11 @@ export class SocialStore {
         `SELECT ${POST_COLUMNS}, u.handle FROM posts p JOIN users u ON u.id = p.author_id
          WHERE p.id IN (SELECT value FROM json_each(?)) AND p.deleted_at IS NULL`,
       ),
+      // posts_reply_to lists a parent's replies in rowid (id) order.
+      repliesPage: q(
+        `SELECT ${POST_COLUMNS}, u.handle FROM posts p JOIN users u ON u.id = p.author_id
+         WHERE p.reply_to = ? AND p.id > ? AND p.deleted_at IS NULL ORDER BY p.id LIMIT ?`,
+      ),
     };
   }
 
@@ -344,6 +349,11 @@ export class SocialStore {
   liveCounts(ids: bigint[]): Array<[string, number, number]> {
     if (ids.length === 0) return [];
     return this.s.liveCounts.all('[' + ids.join(',') + ']') as Array<[string, number, number]>;
+  }
+
+  /** The live direct replies to a post with ids above `after`, oldest first, with their authors' handles. */
+  repliesPage(parentId: bigint, after: bigint, limit: number): TimelineRow[] {
+    return this.s.repliesPage.all(parentId, after, limit) as TimelineRow[];
   }
 
   /** Live posts with these ids, with their author's handle, in one query (any order). */
