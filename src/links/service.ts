@@ -521,7 +521,10 @@ export class LinkService {
   async unlock(access: { url: string; hash: string }, code: string, client: string, password: string, nowMs = Date.now()): Promise<Unlock> {
     const identity = 'link_password:' + client + '|' + code;
     if (passwordProblem(password) !== undefined) {
-      return { ok: false, limitHeaders: rateLimitHeaders(this.guesses.peek(identity, this.guessRules, nowMs)) };
+      const standing = this.guesses.peek(identity, this.guessRules, nowMs);
+      // While the client is locked out it gets the 429 whatever it sends (below: the check
+      // refuses without consuming, and says when to try again).
+      if (standing.allowed) return { ok: false, limitHeaders: rateLimitHeaders(standing) };
     }
     let decision;
     try {
