@@ -19,12 +19,13 @@ export const CLICK_QUEUE_DB = 'link_click_queue';
 
 export type ClickKey = [number, number, number];
 /**
- * The batch's distinct User-Agents first, then flat groups of five: code, at (ms), referrer host
- * ('' when none), 1 for a bot else 0, index of the User-Agent (-1: none kept, as for bots).
- * Entries queued before User-Agents were kept are flat groups of four with no list in front.
+ * The batch's distinct User-Agents first, then flat groups of four: code, at (ms), referrer host
+ * ('' when none), and for a person the index of their User-Agent in the list, for a bot -1.
+ * Entries queued before User-Agents were kept have no list in front, and 1 for a bot else 0.
  */
 export type ClickBatch = Array<string | number | string[]>;
-const FIELDS = 5;
+const FIELDS = 4;
+const BOT = -1;
 
 /** Clicks per LMDB entry at most; a busier turn writes several entries. */
 const MAX_BATCH_CLICKS = 4096;
@@ -43,6 +44,9 @@ export class ClickQueue {
   private agents: string[] = [];
   /** User-Agent → its index in `agents`, for the batch being gathered. */
   private agentIndex = new Map<string, number>();
+  /** The last person's User-Agent and its index: the same browser often clicks several times a turn. */
+  private lastAgent = '';
+  private lastIndex = -1;
   private pending: ClickBatch = [this.agents];
   private firstMs = 0;
   private lastWrite: Promise<boolean> | undefined;
@@ -63,17 +67,22 @@ export class ClickQueue {
       this.firstMs = atMs;
       setImmediate(this.flushSoon);
     }
-    let agent = -1;
+    let agent = BOT;
     if (!bot) {
-      const known = this.agentIndex.get(userAgent);
-      if (known !== undefined) agent = known;
+      if (userAgent === this.lastAgent && this.lastIndex !== -1) agent = this.lastIndex;
       else {
-        agent = this.agents.length;
-        this.agents.push(userAgent);
-        this.agentIndex.set(userAgent, agent);
+        const known = this.agentIndex.get(userAgent);
+        if (known !== undefined) agent = known;
+        else {
+          agent = this.agents.length;
+          this.agents.push(userAgent);
+          this.agentIndex.set(userAgent, agent);
+        }
+        this.lastAgent = userAgent;
+        this.lastIndex = agent;
       }
     }
-    p.push(code, atMs, referrer, bot ? 1 : 0, agent);
+    p.push(code, atMs, referrer, agent);
     if (p.length >= 1 + MAX_BATCH_CLICKS * FIELDS) this.flush();
   }
 
@@ -83,6 +92,7 @@ export class ClickQueue {
     if (batch.length === 1) return;
     this.agents = [];
     this.agentIndex = new Map();
+    this.lastIndex = -1;
     this.pending = [this.agents];
     const w = this.db.put([this.firstMs, this.nodeId, ++this.seq], batch);
     // lmdb-js hands every write of one batch the same promise; one handler per batch is enough.
@@ -171,9 +181,9 @@ function addEvents(events: ClickEvent[], value: ClickBatch): void {
   }
   const agents = value[0];
   for (let i = 1; i + FIELDS - 1 < value.length; i += FIELDS) {
-    const e: ClickEvent = { code: value[i] as string, atMs: value[i + 1] as number, referrer: value[i + 2] as string, bot: value[i + 3] === 1 };
-    const agent = value[i + 4] as number;
-    if (!e.bot && agent >= 0 && agent < agents.length) {
+    const agent = value[i + 3] as number;
+    const e: ClickEvent = { code: value[i] as string, atMs: value[i + 1] as number, referrer: value[i + 2] as string, bot: agent === BOT };
+    if (agent >= 0 && agent < agents.length) {
       const f = families.of(agents[agent]);
       e.browser = f.browser;
       e.os = f.os;
