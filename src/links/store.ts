@@ -112,11 +112,13 @@ export class LinkStore {
         `SELECT ${COLUMNS}, ` +
           '(SELECT COALESCE(SUM(d.clicks), 0) FROM link_clicks_daily d WHERE d.code = links.code) AS clicks, ' +
           '(SELECT COALESCE(SUM(d.bots), 0) FROM link_clicks_daily d WHERE d.code = links.code) AS bots ' +
-          'FROM links WHERE owner_id = ? AND id < ? ORDER BY id DESC LIMIT ?',
+          'FROM links WHERE owner_id = ? AND links.id < ? ORDER BY links.id DESC LIMIT ?',
       ),
       imported: db.prepare('SELECT 1 FROM link_imports WHERE owner_id = ? AND source = ? AND source_key = ?'),
       recordImport: db.prepare('INSERT INTO link_imports (owner_id, source, source_key, code, imported_at) VALUES (?, ?, ?, ?, ?)'),
-      page: db.prepare(`SELECT ${COLUMNS} FROM links WHERE owner_id = ? AND id < ? ORDER BY id DESC LIMIT ?`),
+      // links.id, not id: the select list names its text form `id`, and ORDER BY id would sort by
+      // that, every matching row of the owner in a temporary b-tree for each page.
+      page: db.prepare(`SELECT ${COLUMNS} FROM links WHERE owner_id = ? AND links.id < ? ORDER BY links.id DESC LIMIT ?`),
       daily: db.prepare('SELECT day, clicks, bots FROM link_clicks_daily WHERE code = ?'),
       lastMinutes: db.prepare('SELECT COALESCE(SUM(clicks), 0) AS n FROM link_clicks_minute WHERE code = ? AND minute > ?'),
       referrers: db.prepare('SELECT referrer, clicks FROM link_referrers WHERE code = ? ORDER BY clicks DESC, referrer ASC LIMIT ?'),
