@@ -25,6 +25,7 @@ export const configSchema = z.strictObject({
     shorten: bucket.extend({ burst_per_second: z.number().int().positive(), daily_quota: z.number().int().positive() }),
     redirect: bucket,
     search: z.strictObject({ recent: bucket, relevance: bucket }),
+    link_password: bucket,
     on_store_error: z.strictObject({ shorten: failMode, search: failMode, redirect: failMode }),
   }),
   links: z.strictObject({
@@ -34,6 +35,7 @@ export const configSchema = z.strictObject({
     pool_target: z.number().int().min(1).max(1_000_000),
     pool_low_water: nonNegInt,
     pool_wait_ms: nonNegInt.max(30_000),
+    alias_reuse_days: nonNegInt,
   }),
   anomaly: z.strictObject({
     max_links: z.number().int().positive(),

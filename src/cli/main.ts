@@ -1,5 +1,5 @@
 // `perch` — the command line of the appliance.
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import { fail, intOption } from './common';
 import { serveCommand } from './serve';
 import { migrateCommand } from './migrate';
@@ -7,6 +7,8 @@ import { keygenCommand, keysListCommand, keysRevokeCommand } from './keys';
 import { statusCommand } from './status';
 import { benchCommand } from './bench';
 import { flagsClearCommand, flagsListCommand } from './flags';
+import { importCommand } from './import';
+import { IMPORT_FORMATS } from '../core/link-import';
 
 function withCommon(cmd: Command): Command {
   return cmd
@@ -49,6 +51,17 @@ export function buildProgram(): Command {
     .action((opts) => flagsListCommand(opts));
   withCommon(flags.command('clear').description('lift the flag of a user').argument('<user>', 'handle (or user id)'))
     .action((user, opts) => flagsClearCommand(user, opts));
+
+  withCommon(
+    program
+      .command('import')
+      .description("import links from another shortener's export, keeping their codes")
+      .addArgument(new Argument('<format>', 'kutt, shlink, yourls or csv').choices(IMPORT_FORMATS))
+      .argument('<file>', 'the export file'),
+  )
+    .requiredOption('--user <user>', 'the user who gets the links (handle, @handle or user id)')
+    .option('--dry-run', 'check every entry and report, writing nothing', false)
+    .action((format, file, opts) => importCommand(format, file, opts));
 
   withCommon(program.command('status').description('show store counts, queue lags and node leases'))
     .option('--json', 'print JSON', false)

@@ -1,6 +1,7 @@
 // Click events and their aggregation, pure. A click event is what the redirect path enqueues:
 // when, which code, the referring host (never the full referrer, never the client address) and
-// whether a bot made it. The drain turns batches of events into additive counters.
+// whether a bot made it, plus the browser and OS families the drain derived from the User-Agent.
+// The drain turns batches of events into additive counters.
 
 export interface ClickEvent {
   code: string;
@@ -8,6 +9,9 @@ export interface ClickEvent {
   /** Host of the Referer header, lower case; '' when there was none. */
   referrer: string;
   bot: boolean;
+  /** Browser and OS families of a person's click; absent for bots and for clicks queued without them. */
+  browser?: string;
+  os?: string;
 }
 
 export const DAY_MS = 86_400_000;
@@ -57,12 +61,27 @@ export interface ClickAggregate {
   minutes: Map<string, { code: string; minute: number; clicks: number }>;
   /** (code, referrer host or 'direct') → human clicks. */
   referrers: Map<string, { code: string; referrer: string; clicks: number }>;
+  /** (code, browser family) → human clicks. */
+  browsers: Map<string, { code: string; name: string; clicks: number }>;
+  /** (code, OS family) → human clicks. */
+  os: Map<string, { code: string; name: string; clicks: number }>;
   events: number;
+}
+
+function emptyAggregate(events: number): ClickAggregate {
+  return { daily: new Map(), minutes: new Map(), referrers: new Map(), browsers: new Map(), os: new Map(), events };
+}
+
+function countName(map: ClickAggregate['browsers'], code: string, name: string): void {
+  const k = code + '\0' + name;
+  const row = map.get(k);
+  if (row) row.clicks++;
+  else map.set(k, { code, name, clicks: 1 });
 }
 
 /** Adds a batch of events into counters; bots count only as bots, never as clicks or referrers. */
 export function aggregateClicks(events: Iterable<ClickEvent>): ClickAggregate {
-  const agg: ClickAggregate = { daily: new Map(), minutes: new Map(), referrers: new Map(), events: 0 };
+  const agg = emptyAggregate(0);
   // Batches are time-ordered, so the day string of the previous event almost always fits.
   let dayNumber = NaN;
   let day = '';
@@ -91,6 +110,8 @@ export function aggregateClicks(events: Iterable<ClickEvent>): ClickAggregate {
     let r = agg.referrers.get(rk);
     if (!r) agg.referrers.set(rk, (r = { code: e.code, referrer, clicks: 0 }));
     r.clicks++;
+    if (e.browser !== undefined) countName(agg.browsers, e.code, e.browser);
+    if (e.os !== undefined) countName(agg.os, e.code, e.os);
   }
   return agg;
 }
@@ -105,11 +126,13 @@ export function splitAggregate(agg: ClickAggregate, maxLinks: number): ClickAggr
   for (const d of agg.daily.values()) if (!partOf.has(d.code)) partOf.set(d.code, Math.floor(partOf.size / maxLinks));
   const parts: ClickAggregate[] = [];
   for (let i = 0; i < Math.ceil(partOf.size / maxLinks); i++) {
-    parts.push({ daily: new Map(), minutes: new Map(), referrers: new Map(), events: i === 0 ? agg.events : 0 });
+    parts.push(emptyAggregate(i === 0 ? agg.events : 0));
   }
   for (const [k, d] of agg.daily) parts[partOf.get(d.code)!].daily.set(k, d);
   for (const [k, m] of agg.minutes) parts[partOf.get(m.code)!].minutes.set(k, m);
   for (const [k, r] of agg.referrers) parts[partOf.get(r.code)!].referrers.set(k, r);
+  for (const [k, b] of agg.browsers) parts[partOf.get(b.code)!].browsers.set(k, b);
+  for (const [k, o] of agg.os) parts[partOf.get(o.code)!].os.set(k, o);
   return parts;
 }
 

@@ -1,5 +1,6 @@
 // Short codes: random strings over [0-9A-Za-z], never a reserved root path. Codes are minted ahead
-// of time into a pool (src/links/code-pool.ts); nothing here knows which codes were issued.
+// of time into a pool (src/links/code-pool.ts); nothing here knows which codes were issued. Users
+// may also choose a code of their own (an alias), with a wider alphabet: see aliasProblem.
 import { randomBytes } from 'node:crypto';
 
 export const CODE_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -60,15 +61,37 @@ export function generateCodes(count: number, length: number, random: (n: number)
   return [...seen];
 }
 
-/** Whether a path segment could be a code at all (cheap pre-check before any lookup). */
-export function isCodeShaped(s: string): boolean {
-  if (s.length < 4 || s.length > 32) return false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    const digit = c >= 48 && c <= 57;
-    const upper = c >= 65 && c <= 90;
-    const lower = c >= 97 && c <= 122;
-    if (!digit && !upper && !lower) return false;
+/** Length and alphabet of an alias: 3-64 of [A-Za-z0-9_-] (CONTRACT §2). */
+export const ALIAS_MIN = 3;
+export const ALIAS_MAX = 64;
+
+/**
+ * Segments under /api/links/ that are routes of their own: an alias equal to one (in any case)
+ * would make its details unreachable at /api/links/{code}.
+ */
+export const RESERVED_ALIASES: ReadonlySet<string> = new Set(['export', 'bulk']);
+
+function isCodeChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 /* _ */ || c === 45 /* - */;
+}
+
+/** What is wrong with a requested alias, or undefined when it may be taken (if it is free). */
+export function aliasProblem(alias: string): string | undefined {
+  if (alias.length < ALIAS_MIN || alias.length > ALIAS_MAX) return `must be ${ALIAS_MIN} to ${ALIAS_MAX} characters`;
+  for (let i = 0; i < alias.length; i++) {
+    if (!isCodeChar(alias.charCodeAt(i))) return 'may contain only A-Z, a-z, 0-9, _ and -';
   }
+  const lower = alias.toLowerCase();
+  if (RESERVED_PATHS.has(lower) || RESERVED_ALIASES.has(lower)) return `"${alias}" is reserved`;
+  return undefined;
+}
+
+/**
+ * Whether a path segment could be a code at all (cheap pre-check before any lookup): the union of
+ * pool codes (4-32 of [0-9A-Za-z]) and aliases (3-64 of [A-Za-z0-9_-]).
+ */
+export function isCodeShaped(s: string): boolean {
+  if (s.length < ALIAS_MIN || s.length > ALIAS_MAX) return false;
+  for (let i = 0; i < s.length; i++) if (!isCodeChar(s.charCodeAt(i))) return false;
   return true;
 }

@@ -5,9 +5,11 @@ import { log } from '../log';
 export const ERRORS = {
   invalid_request: { status: 400, message: 'The request is invalid.' },
   unauthorized: { status: 401, message: 'A valid API key is required.' },
+  password_required: { status: 401, message: 'This link is protected by a password.' },
   forbidden: { status: 403, message: 'You are not allowed to do this.' },
   not_found: { status: 404, message: 'Not found.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this path.' },
+  conflict: { status: 409, message: 'This conflicts with something that already exists.' },
   gone: { status: 410, message: 'This link has expired.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   uri_too_long: { status: 414, message: 'The request URL is too long.' },
@@ -63,6 +65,10 @@ export function forbidden(message?: string): HttpError {
   return new HttpError('forbidden', message);
 }
 
+export function conflict(message?: string): HttpError {
+  return new HttpError('conflict', message);
+}
+
 export function methodNotAllowed(allow: string): HttpError {
   return new HttpError('method_not_allowed', undefined, {}, { Allow: allow });
 }
@@ -113,6 +119,7 @@ export const STATUS_TEXT: Record<number, string> = {
   403: '403 Forbidden',
   404: '404 Not Found',
   405: '405 Method Not Allowed',
+  409: '409 Conflict',
   410: '410 Gone',
   413: '413 Payload Too Large',
   414: '414 URI Too Long',

@@ -41,6 +41,10 @@ export interface Ctx {
   json: unknown;
   raw: Buffer | null;
   principal: Principal | null;
+  /** The headers named in the route's `extraHeaders`, by lower-case name ('' when absent). */
+  readonly extra: Record<string, string>;
+  /** The peer's address as text, for routes with `remoteAddress` (else ''). */
+  readonly remoteAddress: string;
 }
 
 export interface Reply {
@@ -49,6 +53,14 @@ export interface Reply {
   body?: string | Buffer;
   contentType?: string;
   headers?: Record<string, string>;
+  /**
+   * A body too large to hold at once (an export), produced a chunk at a time: each chunk is
+   * written before the next is asked for, and none while the client is not keeping up (uWS
+   * backpressure), so memory holds about one chunk. Sent with chunked transfer encoding; the
+   * status and headers go out with the first chunk, so an error after that closes the connection
+   * instead of answering. A HEAD gets the headers only.
+   */
+  stream?: Iterator<string | Buffer, void, undefined>;
 }
 
 export interface Route {
@@ -61,6 +73,10 @@ export interface Route {
   body?: 'json' | 'raw' | 'none';
   /** Limit of a raw body; JSON bodies are limited to 16 KiB. */
   maxBodyBytes?: number;
+  /** Further request headers the handler reads (lower-case names), copied into `ctx.extra`. */
+  extraHeaders?: readonly string[];
+  /** Whether the handler needs the peer's address (`ctx.remoteAddress`). */
+  remoteAddress?: boolean;
   /**
    * Headers added to every error answer of this route once the caller is authenticated, including
    * errors the glue answers itself (415, 413, a body that is not JSON): rate-limited endpoints show
@@ -91,6 +107,7 @@ export interface RouterHooks {
 }
 
 let requestCounter = 0;
+const textDecoder = new TextDecoder();
 
 const BEARER_SCHEME = /^\s*Bearer(\s|$)/i;
 const BEARER_KEY = /^\s*Bearer\s+(\S+)\s*$/i;
@@ -352,6 +369,8 @@ export class Router {
     const headers = readHeaders(req, route.method === 'GET');
     const params: string[] = [];
     for (let i = 0; i < paramCount; i++) params.push(decodeParam(req.getParameter(i) ?? ''));
+    const extra: Record<string, string> = {};
+    if (route.extraHeaders) for (const name of route.extraHeaders) extra[name] = req.getHeader(name);
     const ctx: Ctx = {
       method: head ? 'HEAD' : route.method,
       url: req.getUrl(),
@@ -362,6 +381,8 @@ export class Router {
       json: undefined,
       raw: null,
       principal: null,
+      extra,
+      remoteAddress: route.remoteAddress ? textDecoder.decode(res.getRemoteAddressAsText()) : '',
     };
     const state: InFlight = { aborted: false, done: false, started, route: route.name ?? route.path, method: ctx.method, head };
     inFlight.count++;
@@ -452,6 +473,13 @@ export class Router {
       return;
     }
     if (!(result instanceof Promise)) {
+      // A stream outlives this callback: it must hear of an abort (a body route already listens).
+      if (result.stream && !needsCork) {
+        res.onAborted(() => {
+          state.aborted = true;
+          this.settle(state, 499);
+        });
+      }
       if (needsCork) res.cork(() => this.finish(res, state, result as Reply));
       else this.finish(res, state, result);
       return;
@@ -491,8 +519,70 @@ export class Router {
 
   private finish(res: HttpResponse, state: InFlight, reply: Reply, closeConnection = false): void {
     if (state.done || state.aborted) return;
+    if (reply.stream) {
+      this.startStream(res, state, reply, reply.stream);
+      return;
+    }
     writeReply(res, reply, state.head, closeConnection);
     this.settle(state, reply.status);
+  }
+
+  /**
+   * Sends a streamed reply: a chunk per event-loop turn while the socket takes them (so one large
+   * export does not hold the thread, and its other connections, for its whole length), and after a
+   * chunk that uWS had to buffer, the next only once onWritable says the buffer drained.
+   */
+  private startStream(res: HttpResponse, state: InFlight, reply: Reply, chunks: Iterator<string | Buffer, void, undefined>): void {
+    res.writeStatus(statusLine(reply.status));
+    if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
+    if (reply.contentType) res.writeHeader(CONTENT_TYPE, reply.contentType === 'application/json' ? APPLICATION_JSON : reply.contentType);
+    if (state.head) {
+      chunks.return?.();
+      res.endWithoutBody();
+      this.settle(state, reply.status);
+      return;
+    }
+    const stop = (): boolean => {
+      if (!state.aborted && !state.done) return false;
+      chunks.return?.();
+      return true;
+    };
+    const fail = (err: unknown): void => {
+      log.error('streamed reply failed', { route: state.route, ...errorFields(err) });
+      chunks.return?.();
+      // The status went out with the first chunk: closing without the last chunk tells the client
+      // the body is incomplete.
+      if (!state.aborted) res.close();
+      this.settle(state, 500);
+    };
+    const next = (): void => {
+      if (stop()) return;
+      let step: IteratorResult<string | Buffer, void>;
+      try {
+        step = chunks.next();
+      } catch (err) {
+        res.cork(() => fail(err));
+        return;
+      }
+      if (step.done) {
+        res.cork(() => res.end());
+        this.settle(state, reply.status);
+        return;
+      }
+      const chunk = step.value;
+      let ok = true;
+      res.cork(() => {
+        ok = res.write(chunk);
+      });
+      if (ok) setImmediate(next);
+      else {
+        res.onWritable(() => {
+          setImmediate(next);
+          return true;
+        });
+      }
+    };
+    next();
   }
 
   private settle(state: InFlight, status: number): void {

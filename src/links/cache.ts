@@ -1,5 +1,5 @@
 // The redirect cache: code → [target URL, expiry ms (0: none), time the entry was read from
-// SQLite]. Two levels: a per-thread Map (no decoding at all on a hit) over a shared LMDB database
+// SQLite, 1 when a password guards the link]. Two levels: a per-thread Map (no decoding at all on a hit) over a shared LMDB database
 // (one read, shared by every thread and process), over SQLite on a miss. Every entry carries the
 // moment it was read from SQLite, and no level serves an entry older than the TTL, so even an
 // invalidation that never arrives (another process) cannot keep an old target alive past one TTL.
@@ -12,8 +12,12 @@ import type { LinkStore } from './store';
 
 export const REDIRECT_CACHE_DB = 'link_redirects';
 
-/** [url, expiresMs (0 when the link never expires), cachedAtMs]. */
-export type CacheEntry = [string, number, number];
+/**
+ * [url, expiresMs (0 when the link never expires), cachedAtMs, protected (1 when a password guards
+ * the link, else 0)]. The redirect reads one field to tell a password link apart; an entry written
+ * before passwords existed has no fourth field, which reads as unprotected, as it was.
+ */
+export type CacheEntry = [string, number, number, number];
 
 /**
  * The expiry field of a tombstone: the shared level's mark that a link was edited or deleted at
@@ -56,7 +60,7 @@ export class RedirectCache {
       this.memory.delete(code);
       return undefined;
     }
-    e = [row.url, row.expires_ms ?? 0, nowMs];
+    e = [row.url, row.expires_ms ?? 0, nowMs, row.protected];
     this.remember(code, e);
     this.fill(code, e);
     return e;
@@ -103,7 +107,7 @@ export class RedirectCache {
    * committed.
    */
   invalidateShared(code: string, atMs = Date.now()): void {
-    this.db.putSync(code, ['', TOMBSTONE, atMs]);
+    this.db.putSync(code, ['', TOMBSTONE, atMs, 0]);
   }
 
   get memorySize(): number {

@@ -5,7 +5,12 @@
 // memory until the turn's batch commits), at one entry per turn instead of one per click, which
 // keeps both the write and the later drain cheap. Keys are [ms of the first click, node id,
 // sequence]: time-ordered, and unique across threads and processes because node ids are leased.
+// A person's click carries its User-Agent to the drain, which derives the browser and OS families
+// from it and stores only those; the redirect path never parses one. A batch holds each distinct
+// User-Agent once and its clicks refer to it by index, so a busy turn's thousands of clicks from a
+// few browsers write a few strings, not thousands.
 import { aggregateClicks, splitAggregate, type ClickEvent } from '../core/clicks';
+import { FamilyMemo } from '../core/user-agent';
 import { errorFields, log } from '../log';
 import type { HotStore, LmdbDb } from '../store/lmdb';
 import type { LinkStore } from './store';
@@ -13,8 +18,14 @@ import type { LinkStore } from './store';
 export const CLICK_QUEUE_DB = 'link_click_queue';
 
 export type ClickKey = [number, number, number];
-/** Flat groups of four: code, at (ms), referrer host ('' when none), 1 for a bot else 0. */
-export type ClickBatch = Array<string | number>;
+/**
+ * The batch's distinct User-Agents first, then flat groups of four: code, at (ms), referrer host
+ * ('' when none), and for a person the index of their User-Agent in the list, for a bot -1.
+ * Entries queued before User-Agents were kept have no list in front, and 1 for a bot else 0.
+ */
+export type ClickBatch = Array<string | number | string[]>;
+const FIELDS = 4;
+const BOT = -1;
 
 /** Clicks per LMDB entry at most; a busier turn writes several entries. */
 const MAX_BATCH_CLICKS = 4096;
@@ -30,7 +41,13 @@ export function openClickQueue(hot: HotStore): LmdbDb<ClickBatch, ClickKey> {
 export class ClickQueue {
   readonly db: LmdbDb<ClickBatch, ClickKey>;
   private seq = 0;
-  private pending: ClickBatch = [];
+  private agents: string[] = [];
+  /** User-Agent → its index in `agents`, for the batch being gathered. */
+  private agentIndex = new Map<string, number>();
+  /** The last person's User-Agent and its index: the same browser often clicks several times a turn. */
+  private lastAgent = '';
+  private lastIndex = -1;
+  private pending: ClickBatch = [this.agents];
   private firstMs = 0;
   private lastWrite: Promise<boolean> | undefined;
   private readonly flushSoon: () => void;
@@ -40,22 +57,43 @@ export class ClickQueue {
     this.flushSoon = () => this.flush();
   }
 
-  /** Appends a click; never waits. */
-  push(code: string, atMs: number, referrer: string, bot: boolean): void {
+  /**
+   * Appends a click; never waits. A bot's User-Agent is not kept: only people's clicks are counted
+   * by browser and OS.
+   */
+  push(code: string, atMs: number, referrer: string, bot: boolean, userAgent: string): void {
     const p = this.pending;
-    if (p.length === 0) {
+    if (p.length === 1) {
       this.firstMs = atMs;
       setImmediate(this.flushSoon);
     }
-    p.push(code, atMs, referrer, bot ? 1 : 0);
-    if (p.length >= MAX_BATCH_CLICKS * 4) this.flush();
+    let agent = BOT;
+    if (!bot) {
+      if (userAgent === this.lastAgent && this.lastIndex !== -1) agent = this.lastIndex;
+      else {
+        const known = this.agentIndex.get(userAgent);
+        if (known !== undefined) agent = known;
+        else {
+          agent = this.agents.length;
+          this.agents.push(userAgent);
+          this.agentIndex.set(userAgent, agent);
+        }
+        this.lastAgent = userAgent;
+        this.lastIndex = agent;
+      }
+    }
+    p.push(code, atMs, referrer, agent);
+    if (p.length >= 1 + MAX_BATCH_CLICKS * FIELDS) this.flush();
   }
 
   /** Writes the clicks pushed so far as one queue entry (un-awaited). */
   flush(): void {
     const batch = this.pending;
-    if (batch.length === 0) return;
-    this.pending = [];
+    if (batch.length === 1) return;
+    this.agents = [];
+    this.agentIndex = new Map();
+    this.lastIndex = -1;
+    this.pending = [this.agents];
     const w = this.db.put([this.firstMs, this.nodeId, ++this.seq], batch);
     // lmdb-js hands every write of one batch the same promise; one handler per batch is enough.
     if (w !== this.lastWrite) {
@@ -130,9 +168,27 @@ export function drainClicks(
   return drained;
 }
 
+/** Browser and OS families of the User-Agents the drain has seen lately (one per pool thread). */
+const families = new FamilyMemo();
+
 function addEvents(events: ClickEvent[], value: ClickBatch): void {
-  for (let i = 0; i + 3 < value.length; i += 4) {
-    events.push({ code: value[i] as string, atMs: value[i + 1] as number, referrer: value[i + 2] as string, bot: value[i + 3] === 1 });
+  if (!Array.isArray(value[0])) {
+    // Queued before User-Agents were kept: no families for these clicks.
+    for (let i = 0; i + 3 < value.length; i += 4) {
+      events.push({ code: value[i] as string, atMs: value[i + 1] as number, referrer: value[i + 2] as string, bot: value[i + 3] === 1 });
+    }
+    return;
+  }
+  const agents = value[0];
+  for (let i = 1; i + FIELDS - 1 < value.length; i += FIELDS) {
+    const agent = value[i + 3] as number;
+    const e: ClickEvent = { code: value[i] as string, atMs: value[i + 1] as number, referrer: value[i + 2] as string, bot: agent === BOT };
+    if (agent >= 0 && agent < agents.length) {
+      const f = families.of(agents[agent]);
+      e.browser = f.browser;
+      e.os = f.os;
+    }
+    events.push(e);
   }
 }
 

@@ -42,6 +42,22 @@ export class CodePool {
   }
 
   /**
+   * Takes up to `count` codes out of the pool in one transaction (for imports, which need many),
+   * from a random point of the pool on, wrapping around. Fewer when the pool holds fewer.
+   */
+  drawMany(count: number): string[] {
+    const db = this.db;
+    const start = generateCode(this.codeLength);
+    return db.transactionSync(() => {
+      const out: string[] = [];
+      for (const code of db.getKeys({ start, limit: count })) out.push(code as string);
+      if (out.length < count) for (const code of db.getKeys({ end: start, limit: count - out.length })) out.push(code as string);
+      for (const code of out) db.removeSync(code);
+      return out;
+    });
+  }
+
+  /**
    * Removes pooled codes that are not `length` characters long: after links.code_length changed,
    * new links get codes of the new length at once instead of after the old pool is used up. The
    * removed codes stay registered as issued, so they are never minted again; returns how many.

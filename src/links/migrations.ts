@@ -84,4 +84,50 @@ export const clickDrain: Migration = {
   `,
 };
 
-export const MIGRATIONS: readonly Migration[] = [links, clickDrain];
+// Aliases, password links, browser and OS families, and imports.
+// - `password_hash`: a protected link's scrypt hash (core/password.ts); NULL when it has none.
+// - `imported_clicks`, `imported_bots`: visit totals an import brought from another shortener,
+//   counted in the details' totals; `origin`: the import format of an imported link, NULL for a
+//   link created through the API (the anomaly detector looks only at those).
+// - `deleted_codes`: when each deleted link's code was freed. An alias may take a code only once
+//   links.alias_reuse_days have passed since; links deleted before this migration left no record,
+//   so their codes stay taken.
+// - `link_browsers`, `link_os`: people's clicks by browser and OS family (never the User-Agent).
+// - `link_imports`: the entries each user imported, by source and the entry's identity there, so
+//   that running the same file again imports nothing twice.
+export const linkFeatures: Migration = {
+  version: 9,
+  name: 'link aliases, passwords, families and imports',
+  sql: `
+    ALTER TABLE links ADD COLUMN password_hash TEXT;
+    ALTER TABLE links ADD COLUMN imported_clicks INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE links ADD COLUMN imported_bots INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE links ADD COLUMN origin TEXT;
+    CREATE TABLE deleted_codes (
+      code TEXT PRIMARY KEY,
+      deleted_ms INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE link_browsers (
+      code TEXT NOT NULL,
+      name TEXT NOT NULL,
+      clicks INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (code, name)
+    ) WITHOUT ROWID;
+    CREATE TABLE link_os (
+      code TEXT NOT NULL,
+      name TEXT NOT NULL,
+      clicks INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (code, name)
+    ) WITHOUT ROWID;
+    CREATE TABLE link_imports (
+      owner_id TEXT NOT NULL,
+      source TEXT NOT NULL,
+      source_key TEXT NOT NULL,
+      code TEXT NOT NULL,
+      imported_at TEXT NOT NULL,
+      PRIMARY KEY (owner_id, source, source_key)
+    ) WITHOUT ROWID;
+  `,
+};
+
+export const MIGRATIONS: readonly Migration[] = [links, clickDrain, linkFeatures];

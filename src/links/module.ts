@@ -1,5 +1,6 @@
-// The short-link capability: creation, the redirect (the appliance's hot path), details with
-// click analytics, edits and deletion, plus its background work: keeping the code pool full,
+// The short-link capability: creation (pool codes or aliases, one or in bulk, optionally behind a
+// password), the redirect (the appliance's hot path), details with click analytics, QR images,
+// the export, edits and deletion, plus its background work: keeping the code pool full,
 // draining the click queue, the anomaly detector and the expiry sweep.
 import { Gauge } from 'prom-client';
 import type { Capability } from '../capability';
@@ -99,13 +100,15 @@ export const links: Capability = {
       sqlite: ctx.sqlite,
       hot: ctx.hot,
       limits: ctx.limits,
+      accounts: ctx.accounts,
       newId: ctx.newId,
       nodeId: ctx.nodeId,
       writes: ctx.writes.as<LinkWrites>(),
       pubsub: ctx.pubsub,
+      rejected: ctx.metrics.rateLimitRejected,
     });
     return {
-      routes: linkRoutes(service, ctx.limits, ctx.cursors),
+      routes: linkRoutes(service, { limits: ctx.limits, cursors: ctx.cursors, trustedProxies: ctx.trustedProxies }),
       rawRoutes: redirectRoutes({
         cache: service.cache,
         clicks: service.clicks,

@@ -3,6 +3,9 @@
 // LMDB read), the expiry check, an un-awaited click enqueue, and a 302 whose constant parts are
 // precomputed. No closures, regular expressions or object spreads are created per request; the
 // 404/410/429 answers are precomputed strings too. Every response carries the limiter headers.
+// A password link answers its form (or the JSON 401) instead of the 302: one field of the cached
+// entry tells, so links without a password pay one comparison. The password itself is sent to
+// POST /{code} (routes.ts).
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { referrerHost } from '../core/clicks';
 import { isCodeShaped } from '../core/short-code';
@@ -13,6 +16,9 @@ import { endHead, type RawRoute } from '../http/router';
 import type { IpBuckets } from '../ratelimit/ip-buckets';
 import type { RedirectCache } from './cache';
 import type { ClickQueue } from './clicks';
+import {
+  GONE_HTML, GONE_JSON, HTML_TYPE, JSON_TYPE, NOT_FOUND_HTML, NOT_FOUND_JSON, NO_STORE, PASSWORD_FORM_HTML, PASSWORD_REQUIRED_JSON,
+} from './pages';
 
 export const REDIRECT_ROUTE = '/:code';
 
@@ -25,21 +31,6 @@ export interface RedirectDeps {
   /** Counts a 429 in perch_rate_limit_rejections_total under the limiter's name. */
   rejected(limit: string): void;
 }
-
-function page(title: string, text: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>` +
-    `<meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
-    `<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem">` +
-    `<h1>${title}</h1><p>${text}</p></body></html>`;
-}
-
-const GONE_HTML = page('This link has expired', 'The short link you followed has expired and no longer leads anywhere.');
-const NOT_FOUND_HTML = page('Link not found', 'There is no short link at this address. It may have been deleted, or the address was mistyped.');
-const GONE_JSON = JSON.stringify({ error: 'gone', message: 'This link has expired.' });
-const NOT_FOUND_JSON = JSON.stringify({ error: 'not_found', message: 'No link has this code.' });
-const HTML_TYPE = 'text/html; charset=utf-8';
-const JSON_TYPE = 'application/json';
-const NO_STORE = 'private, no-store';
 
 // Module state, set once per thread by redirectRoutes (one thread, one set of deps).
 let cache: RedirectCache;
@@ -116,7 +107,15 @@ function serve(res: HttpResponse, req: HttpRequest, head: boolean): void {
     observe(REDIRECT_ROUTE, method, 410, (performance.now() - started) / 1000);
     return;
   }
-  clicks.push(code!, nowMs, referrerHost(req.getHeader('referer')), head || bots.isBot(req.getHeader('user-agent')));
+  if (entry[3] === 1) {
+    // A password link: the form (200), or the JSON 401 for a client asking for JSON. Not a click.
+    const asJson = wantsJson(req);
+    answerError(res, req, head, asJson ? '401 Unauthorized' : '200 OK', PASSWORD_REQUIRED_JSON, PASSWORD_FORM_HTML, d);
+    observe(REDIRECT_ROUTE, method, asJson ? 401 : 200, (performance.now() - started) / 1000);
+    return;
+  }
+  const userAgent = req.getHeader('user-agent');
+  clicks.push(code!, nowMs, referrerHost(req.getHeader('referer')), head || bots.isBot(userAgent), userAgent);
   res.writeStatus('302 Found');
   res.writeHeader('Location', entry[0]);
   res.writeHeader('Cache-Control', NO_STORE);

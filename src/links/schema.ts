@@ -5,14 +5,48 @@ import { z } from 'zod';
 export const shortenBody = z.strictObject({
   url: z.string(),
   expires_at: z.string().nullable().optional(),
+  alias: z.string().optional(),
+  password: z.string().optional(),
 });
 export type ShortenBody = z.infer<typeof shortenBody>;
 
 export const patchBody = z.strictObject({
   url: z.string().optional(),
   expires_at: z.string().nullable().optional(),
+  password: z.string().nullable().optional(),
 });
 export type PatchBody = z.infer<typeof patchBody>;
+
+/** Entries per bulk creation, at most. */
+export const BULK_MAX = 100;
+
+/**
+ * POST /api/links/bulk: the envelope only. Each entry is checked on its own against shortenBody,
+ * so that one malformed entry fails alone, as its single creation would.
+ */
+export const bulkBody = z.strictObject({
+  links: z.array(z.unknown()).min(1, `must hold 1 to ${BULK_MAX} entries`).max(BULK_MAX, `must hold 1 to ${BULK_MAX} entries`),
+});
+
+/** The password sent to POST /{code}, as JSON. */
+export const passwordBody = z.strictObject({ password: z.string() });
+
+export const QR_FORMATS = ['svg', 'png'] as const;
+export const qrQuery = z.object({
+  format: z.enum(QR_FORMATS, { message: 'must be svg or png' }).default('svg'),
+  size: z
+    .string()
+    .regex(/^\d{1,4}$/, 'must be an integer from 64 to 1024')
+    .transform(Number)
+    .pipe(z.number().min(64, 'must be an integer from 64 to 1024').max(1024, 'must be an integer from 64 to 1024'))
+    .default(256),
+});
+
+export const EXPORT_FORMATS = ['csv', 'json'] as const;
+export const exportQuery = z.object({
+  format: z.enum(EXPORT_FORMATS, { message: 'must be csv or json' }).default('csv'),
+  user: z.string().min(1).optional(),
+});
 
 /** ISO 8601 date-time with a zone (Z or ±hh:mm), as the contract's timestamps. */
 export const isoTimestamp = z.iso.datetime({ offset: true });

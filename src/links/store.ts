@@ -15,6 +15,11 @@ export interface LinkRow {
   expires_at: string | null;
   expires_ms: number | null;
   retired_at: string | null;
+  /** 1 when the link has a password, else 0 (the hash itself is read only to verify: passwordHash). */
+  password_protected: number;
+  /** Visits an import brought along (people, bots); 0 for links created here. */
+  imported_clicks: number;
+  imported_bots: number;
 }
 
 export interface NewLink {
@@ -25,6 +30,21 @@ export interface NewLink {
   domain: string;
   createdMs: number;
   expiresMs: number | null;
+  passwordHash?: string | null;
+}
+
+/** A link brought in by `perch import`. */
+export interface ImportedLink extends NewLink {
+  importedClicks: number;
+  importedBots: number;
+  /** The import format: kutt, shlink, yourls or csv. */
+  origin: string;
+}
+
+/** A link with its all-time click counts, as the export lists it. */
+export interface LinkWithTotals extends LinkRow {
+  clicks: number;
+  bots: number;
 }
 
 export interface FlagRow {
@@ -38,7 +58,9 @@ export interface FlagRow {
   cleared_ms: number | null;
 }
 
-const COLUMNS = 'code, CAST(id AS TEXT) AS id, owner_id, url, domain, created_at, created_ms, updated_at, expires_at, expires_ms, retired_at';
+const COLUMNS =
+  'code, CAST(id AS TEXT) AS id, owner_id, url, domain, created_at, created_ms, updated_at, expires_at, expires_ms, retired_at, ' +
+  'password_hash IS NOT NULL AS password_protected, imported_clicks, imported_bots';
 
 function iso(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
@@ -61,16 +83,42 @@ export class LinkStore {
   constructor(private readonly db: Sqlite) {
     this.s = {
       insert: db.prepare(
-        'INSERT INTO links (code, id, owner_id, url, domain, created_at, created_ms, updated_at, expires_at, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO links (code, id, owner_id, url, domain, created_at, created_ms, updated_at, expires_at, expires_ms, password_hash, imported_clicks, imported_bots, origin) ' +
+          'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       byCode: db.prepare(`SELECT ${COLUMNS} FROM links WHERE code = ?`),
-      target: db.prepare('SELECT url, expires_ms FROM links WHERE code = ?'),
-      update: db.prepare('UPDATE links SET url = ?, domain = ?, expires_at = ?, expires_ms = ?, updated_at = ?, retired_at = NULL WHERE code = ?'),
+      target: db.prepare('SELECT url, expires_ms, password_hash IS NOT NULL AS protected FROM links WHERE code = ?'),
+      passwordHash: db.prepare('SELECT password_hash FROM links WHERE code = ?'),
+      update: db.prepare(
+        'UPDATE links SET url = ?, domain = ?, expires_at = ?, expires_ms = ?, updated_at = ?, retired_at = NULL, ' +
+          'password_hash = CASE WHEN ? = 1 THEN ? ELSE password_hash END WHERE code = ?',
+      ),
       remove: db.prepare('DELETE FROM links WHERE code = ?'),
       removeDaily: db.prepare('DELETE FROM link_clicks_daily WHERE code = ?'),
       removeMinute: db.prepare('DELETE FROM link_clicks_minute WHERE code = ?'),
       removeReferrers: db.prepare('DELETE FROM link_referrers WHERE code = ?'),
-      page: db.prepare(`SELECT ${COLUMNS} FROM links WHERE owner_id = ? AND id < ? ORDER BY id DESC LIMIT ?`),
+      removeBrowsers: db.prepare('DELETE FROM link_browsers WHERE code = ?'),
+      removeOs: db.prepare('DELETE FROM link_os WHERE code = ?'),
+      recordDeleted: db.prepare('INSERT OR REPLACE INTO deleted_codes (code, deleted_ms) VALUES (?, ?)'),
+      deletedAt: db.prepare('SELECT deleted_ms FROM deleted_codes WHERE code = ?'),
+      issued: db.prepare('SELECT 1 FROM issued_codes WHERE code = ?'),
+      browsers: db.prepare('SELECT name, clicks FROM link_browsers WHERE code = ? ORDER BY clicks DESC, name ASC LIMIT ?'),
+      os: db.prepare('SELECT name, clicks FROM link_os WHERE code = ? ORDER BY clicks DESC, name ASC LIMIT ?'),
+      upsertBrowser: db.prepare(
+        'INSERT INTO link_browsers (code, name, clicks) VALUES (?, ?, ?) ON CONFLICT (code, name) DO UPDATE SET clicks = clicks + excluded.clicks',
+      ),
+      upsertOs: db.prepare('INSERT INTO link_os (code, name, clicks) VALUES (?, ?, ?) ON CONFLICT (code, name) DO UPDATE SET clicks = clicks + excluded.clicks'),
+      withTotals: db.prepare(
+        `SELECT ${COLUMNS}, ` +
+          '(SELECT COALESCE(SUM(d.clicks), 0) FROM link_clicks_daily d WHERE d.code = links.code) AS clicks, ' +
+          '(SELECT COALESCE(SUM(d.bots), 0) FROM link_clicks_daily d WHERE d.code = links.code) AS bots ' +
+          'FROM links WHERE owner_id = ? AND links.id < ? ORDER BY links.id DESC LIMIT ?',
+      ),
+      imported: db.prepare('SELECT 1 FROM link_imports WHERE owner_id = ? AND source = ? AND source_key = ?'),
+      recordImport: db.prepare('INSERT INTO link_imports (owner_id, source, source_key, code, imported_at) VALUES (?, ?, ?, ?, ?)'),
+      // links.id, not id: the select list names its text form `id`, and ORDER BY id would sort by
+      // that, every matching row of the owner in a temporary b-tree for each page.
+      page: db.prepare(`SELECT ${COLUMNS} FROM links WHERE owner_id = ? AND links.id < ? ORDER BY links.id DESC LIMIT ?`),
       daily: db.prepare('SELECT day, clicks, bots FROM link_clicks_daily WHERE code = ?'),
       lastMinutes: db.prepare('SELECT COALESCE(SUM(clicks), 0) AS n FROM link_clicks_minute WHERE code = ? AND minute > ?'),
       referrers: db.prepare('SELECT referrer, clicks FROM link_referrers WHERE code = ? ORDER BY clicks DESC, referrer ASC LIMIT ?'),
@@ -92,7 +140,7 @@ export class LinkStore {
       pruneMinutes: db.prepare('DELETE FROM link_clicks_minute WHERE minute <= ?'),
       dueForRetirement: db.prepare('SELECT code FROM links WHERE expires_ms IS NOT NULL AND expires_ms <= ? AND retired_at IS NULL LIMIT ?'),
       retire: db.prepare('UPDATE links SET retired_at = ? WHERE code = ? AND retired_at IS NULL AND expires_ms <= ?'),
-      recentCreations: db.prepare('SELECT owner_id AS userId, created_ms AS atMs, domain FROM links WHERE created_ms > ? ORDER BY created_ms'),
+      recentCreations: db.prepare('SELECT owner_id AS userId, created_ms AS atMs, domain FROM links WHERE created_ms > ? AND origin IS NULL ORDER BY created_ms'),
       issueCode: db.prepare('INSERT OR IGNORE INTO issued_codes (code) VALUES (?)'),
       countLinks: db.prepare('SELECT COUNT(*) AS n FROM links'),
       flag: db.prepare(`SELECT f.user_id, u.handle, f.reason, f.flagged_at, f.flagged_ms, f.until_ms, f.cleared_at, f.cleared_ms
@@ -107,38 +155,108 @@ export class LinkStore {
     };
   }
 
-  insert(l: NewLink): LinkRow {
+  insert(l: NewLink | ImportedLink): LinkRow {
     const now = iso(l.createdMs)!;
-    this.s.insert.run(l.code, BigInt(l.id), l.ownerId, l.url, l.domain, now, l.createdMs, now, iso(l.expiresMs), l.expiresMs);
+    const hash = l.passwordHash ?? null;
+    const imported = 'origin' in l ? l : undefined;
+    this.s.insert.run(
+      l.code, BigInt(l.id), l.ownerId, l.url, l.domain, now, l.createdMs, now, iso(l.expiresMs), l.expiresMs, hash,
+      imported?.importedClicks ?? 0, imported?.importedBots ?? 0, imported?.origin ?? null,
+    );
     return {
       code: l.code, id: l.id, owner_id: l.ownerId, url: l.url, domain: l.domain, created_at: now, created_ms: l.createdMs,
-      updated_at: now, expires_at: iso(l.expiresMs), expires_ms: l.expiresMs, retired_at: null,
+      updated_at: now, expires_at: iso(l.expiresMs), expires_ms: l.expiresMs, retired_at: null, password_protected: hash === null ? 0 : 1,
+      imported_clicks: imported?.importedClicks ?? 0, imported_bots: imported?.importedBots ?? 0,
     };
+  }
+
+  /**
+   * Whether a code is taken for an alias: by a link (active, expired or retired), by a link deleted
+   * after `freedBeforeMs`, or by the pool (minted into issued_codes, so waiting in the pool, drawn
+   * for a link being created, or discarded, and never freed by a deletion).
+   */
+  codeTaken(code: string, freedBeforeMs: number): boolean {
+    if (this.s.linkExists.get(code) !== undefined) return true;
+    const deleted = this.s.deletedAt.get(code) as { deleted_ms: number } | undefined;
+    if (deleted !== undefined) return deleted.deleted_ms > freedBeforeMs;
+    return this.s.issued.get(code) !== undefined;
+  }
+
+  /**
+   * Inserts a link under a code of the user's choosing; the caller checked codeTaken in the same
+   * transaction. The code is registered as issued, so the pool never mints it.
+   */
+  insertAlias(l: NewLink | ImportedLink): LinkRow {
+    this.s.issueCode.run(l.code);
+    return this.insert(l);
+  }
+
+  /** A protected link's password hash; undefined when the link has none or does not exist. */
+  passwordHash(code: string): string | undefined {
+    const row = this.s.passwordHash.get(code) as { password_hash: string | null } | undefined;
+    return row?.password_hash ?? undefined;
   }
 
   byCode(code: string): LinkRow | undefined {
     return this.s.byCode.get(code) as LinkRow | undefined;
   }
 
-  /** What a redirect needs: the target and expiry (ms, or null). */
-  target(code: string): { url: string; expires_ms: number | null } | undefined {
-    return this.s.target.get(code) as { url: string; expires_ms: number | null } | undefined;
+  /** What a redirect needs: the target, expiry (ms, or null) and whether a password guards it (1/0). */
+  target(code: string): { url: string; expires_ms: number | null; protected: number } | undefined {
+    return this.s.target.get(code) as { url: string; expires_ms: number | null; protected: number } | undefined;
   }
 
-  /** False when no such link exists (any more). */
-  update(code: string, url: string, domain: string, expiresMs: number | null, nowMs: number): boolean {
-    return this.s.update.run(url, domain, iso(expiresMs), expiresMs, iso(nowMs), code).changes === 1;
+  /**
+   * False when no such link exists (any more). `passwordHash` undefined keeps the password as it
+   * is; null removes it.
+   */
+  update(code: string, url: string, domain: string, expiresMs: number | null, nowMs: number, passwordHash?: string | null): boolean {
+    const change = passwordHash === undefined ? 0 : 1;
+    return this.s.update.run(url, domain, iso(expiresMs), expiresMs, iso(nowMs), change, passwordHash ?? null, code).changes === 1;
   }
 
-  /** Deletes a link and its analytics; its code stays in issued_codes and is never minted again. */
-  remove(code: string): boolean {
+  /**
+   * Deletes a link and its analytics; its code stays in issued_codes and is never minted again,
+   * and is free for an alias links.alias_reuse_days after `nowMs` (deleted_codes).
+   */
+  remove(code: string, nowMs = Date.now()): boolean {
     return this.db.transaction(() => {
       const gone = this.s.remove.run(code).changes === 1;
       this.s.removeDaily.run(code);
       this.s.removeMinute.run(code);
       this.s.removeReferrers.run(code);
+      this.s.removeBrowsers.run(code);
+      this.s.removeOs.run(code);
+      if (gone) this.s.recordDeleted.run(code, nowMs);
       return gone;
     })();
+  }
+
+  /** An owner's links with ids below `before`, newest first, with their all-time click counts. */
+  pageWithTotals(ownerId: string, before: bigint, limit: number): LinkWithTotals[] {
+    return this.s.withTotals.all(ownerId, before, limit) as LinkWithTotals[];
+  }
+
+  topBrowsers(code: string, limit: number): Array<{ name: string; clicks: number }> {
+    return this.s.browsers.all(code, limit) as Array<{ name: string; clicks: number }>;
+  }
+
+  topOs(code: string, limit: number): Array<{ name: string; clicks: number }> {
+    return this.s.os.all(code, limit) as Array<{ name: string; clicks: number }>;
+  }
+
+  /** Whether a user already imported the entry `key` of `source` (an import format). */
+  wasImported(ownerId: string, source: string, key: string): boolean {
+    return this.s.imported.get(ownerId, source, key) !== undefined;
+  }
+
+  recordImport(ownerId: string, source: string, key: string, code: string, nowMs: number): void {
+    this.s.recordImport.run(ownerId, source, key, code, iso(nowMs));
+  }
+
+  /** Runs `fn` in one immediate transaction (the importer's batches). */
+  inTransaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
   }
 
   /** An owner's links with ids below `before`, newest first. */
@@ -178,6 +296,8 @@ export class LinkStore {
       for (const d of agg.daily.values()) if (live(d.code)) this.s.upsertDaily.run(d.code, d.day, d.clicks, d.bots);
       for (const m of agg.minutes.values()) if (live(m.code)) this.s.upsertMinute.run(m.code, m.minute, m.clicks);
       for (const r of agg.referrers.values()) if (live(r.code)) this.s.upsertReferrer.run(r.code, r.referrer, r.clicks);
+      for (const b of agg.browsers.values()) if (live(b.code)) this.s.upsertBrowser.run(b.code, b.name, b.clicks);
+      for (const o of agg.os.values()) if (live(o.code)) this.s.upsertOs.run(o.code, o.name, o.clicks);
       this.s.addEvents.run(agg.events);
     })();
   }

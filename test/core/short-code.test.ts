@@ -1,5 +1,5 @@
 import t from 'tap';
-import { CODE_ALPHABET, generateCode, generateCodes, isCodeShaped, isReservedCode } from '../../src/core/short-code';
+import { aliasProblem, CODE_ALPHABET, generateCode, generateCodes, isCodeShaped, isReservedCode } from '../../src/core/short-code';
 
 t.test('the alphabet is [0-9A-Za-z]', async (t) => {
   t.equal(CODE_ALPHABET.length, 62);
@@ -54,12 +54,31 @@ t.test('generateCodes draws random bytes in bulk, skipping bytes >= 248 across d
   t.same(sizes, [88, 64, 64]);
 });
 
-t.test('isCodeShaped', async (t) => {
+t.test('isCodeShaped: pool codes and aliases, 3-64 of [A-Za-z0-9_-]', async (t) => {
   t.ok(isCodeShaped('abcD123'));
   t.ok(isCodeShaped('abcd'));
-  t.notOk(isCodeShaped('abc'));
-  t.notOk(isCodeShaped('a'.repeat(33)));
+  t.ok(isCodeShaped('abc'));
+  t.ok(isCodeShaped('abc-def_GH'));
+  t.ok(isCodeShaped('a'.repeat(64)));
+  t.notOk(isCodeShaped('ab'));
+  t.notOk(isCodeShaped('a'.repeat(65)));
   t.notOk(isCodeShaped('favicon.ico'));
   t.notOk(isCodeShaped('ab%20cd'));
-  t.notOk(isCodeShaped('abc-def'));
+  t.notOk(isCodeShaped('abc def'));
+  t.notOk(isCodeShaped('café'));
+});
+
+t.test('aliasProblem: length, alphabet, reserved paths in any case', async (t) => {
+  t.equal(aliasProblem('my-link_2024'), undefined);
+  t.equal(aliasProblem('abc'), undefined);
+  t.equal(aliasProblem('A'.repeat(64)), undefined);
+  t.equal(aliasProblem('ab'), 'must be 3 to 64 characters');
+  t.equal(aliasProblem('A'.repeat(65)), 'must be 3 to 64 characters');
+  t.equal(aliasProblem('has space'), 'may contain only A-Z, a-z, 0-9, _ and -');
+  t.equal(aliasProblem('dot.ted'), 'may contain only A-Z, a-z, 0-9, _ and -');
+  t.equal(aliasProblem('ünï'), 'may contain only A-Z, a-z, 0-9, _ and -');
+  for (const reserved of ['api', 'API', 'app', 'Assets', 'media', 'healthz', 'readyz', 'METRICS', 'export', 'Bulk', 'BULK']) {
+    t.equal(aliasProblem(reserved), `"${reserved}" is reserved`, reserved);
+  }
+  t.equal(aliasProblem('apis'), undefined, 'only the paths themselves');
 });

@@ -1,7 +1,11 @@
-// Click analytics: clicks and bots counted separately, referrer hosts, daily series, queue lag.
+// Click analytics: clicks and bots counted separately, referrer hosts, browser and OS families,
+// daily series, queue lag.
 import t from 'tap';
 import { startServer, testThreads, type Key, type TestServer } from '../helpers/server';
 import { BROWSER_UA, create, metric, waitFor } from './links-helpers';
+
+const IPHONE_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4.1 Mobile/15E148 Safari/604.1';
+const SNAPCHAT_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 Snapchat/12.60.0.46 (like Safari/8617.2.4.10.8, panda)';
 
 let server: TestServer;
 let alice: Key;
@@ -19,8 +23,8 @@ t.test('clicks, bots, referrers and the daily series', async (t) => {
     { 'user-agent': BROWSER_UA, referer: 'https://news.example.org/item?id=1' },
     { 'user-agent': BROWSER_UA, referer: 'https://NEWS.example.org:8443/other' },
     { 'user-agent': BROWSER_UA, referer: 'https://news.example.org/' },
-    { 'user-agent': BROWSER_UA, referer: 'http://blog.example.net/post' },
-    { 'user-agent': BROWSER_UA },
+    { 'user-agent': IPHONE_UA, referer: 'http://blog.example.net/post' },
+    { 'user-agent': SNAPCHAT_UA },
   ];
   for (const h of people) t.equal((await hit(h)).status, 302);
   const bots: Array<Record<string, string>> = [
@@ -44,6 +48,16 @@ t.test('clicks, bots, referrers and the daily series', async (t) => {
     { referrer: 'news.example.org', count: 3 },
     { referrer: 'blog.example.net', count: 1 },
     { referrer: 'direct', count: 1 },
+  ]);
+  // Families of people's clicks only, never a bot's; the in-app browser counts as a person.
+  t.same(c.browsers, [
+    { name: 'Firefox', count: 3 },
+    { name: 'Safari', count: 1 },
+    { name: 'Snapchat', count: 1 },
+  ]);
+  t.same(c.os, [
+    { name: 'Linux', count: 3 },
+    { name: 'iOS', count: 2 },
   ]);
   t.equal(c.daily.length, 30);
   const today = new Date().toISOString().slice(0, 10);

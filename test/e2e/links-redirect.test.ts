@@ -62,8 +62,10 @@ t.test('unknown codes and reserved paths: 404, HTML by default, JSON when asked'
   t.equal(headJson.headers.get('content-length'), String(Buffer.byteLength(json.text)));
   t.equal((await server.get('/healthz')).status, 200, 'fixed routes still win over codes');
   const post = await server.post('/Zz9Zz9Q');
-  t.equal(post.status, 405);
-  t.match(post.headers.get('allow'), /GET/);
+  t.equal(post.status, 404, 'POST /{code} (password links) of an unknown code');
+  const put = await server.request('PUT', '/Zz9Zz9Q');
+  t.equal(put.status, 405);
+  t.equal(put.headers.get('allow'), 'GET, HEAD, POST');
 });
 
 t.test('expiry turns 302 into 410 (HTML page or JSON)', async (t) => {

@@ -33,7 +33,8 @@ t.test('201 with Location, the contract body and limiter headers', async (t) => 
   const code = r.json.short_code;
   t.match(code, /^[0-9A-Za-z]{7}$/);
   t.equal(r.headers.get('location'), `/api/links/${code}`);
-  t.same(Object.keys(r.json).sort(), ['created_at', 'expires_at', 'short_code', 'short_url', 'url']);
+  t.same(Object.keys(r.json).sort(), ['created_at', 'expires_at', 'password_protected', 'short_code', 'short_url', 'url']);
+  t.equal(r.json.password_protected, false);
   t.equal(r.json.short_url, `https://sho.rt/${code}`);
   t.equal(r.json.url, 'https://example.com/a?b=c#d');
   t.equal(r.json.expires_at, expires);
@@ -128,9 +129,10 @@ t.test('details: owner and admin see them, anybody else gets 404', async (t) => 
   const code = await create(server, alice, 'https://example.com/details');
   const mine = await server.get(`/api/links/${code}`, { key: alice.key });
   t.equal(mine.status, 200);
-  t.same(Object.keys(mine.json).sort(), ['clicks', 'created_at', 'expires_at', 'short_code', 'short_url', 'status', 'updated_at', 'url']);
+  t.same(Object.keys(mine.json).sort(), ['clicks', 'created_at', 'expires_at', 'password_protected', 'short_code', 'short_url', 'status', 'updated_at', 'url']);
   t.equal(mine.json.status, 'active');
-  t.same(Object.keys(mine.json.clicks).sort(), ['bots', 'daily', 'last_24h', 'referrers', 'total']);
+  t.same(Object.keys(mine.json.clicks).sort(), ['bots', 'browsers', 'daily', 'imported', 'last_24h', 'os', 'referrers', 'total']);
+  t.same(mine.json.clicks.imported, { total: 0, bots: 0 });
   t.equal(mine.json.clicks.daily.length, 30);
   t.equal((await server.get(`/api/links/${code}`, { key: admin.key })).status, 200, 'admin');
   const other = await server.get(`/api/links/${code}`, { key: bob.key });

@@ -12,6 +12,8 @@ import { RedirectCache } from '../../src/links/cache';
 import { sweepExpiredLinks } from '../../src/links/tasks';
 import { loadConfig } from '../../src/config';
 
+const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
+const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4.1 Mobile/15E148 Safari/604.1';
 const dir = tempDataDir('perch-links-');
 const sqlite = openSqlite(dir);
 migrateAll(sqlite);
@@ -45,10 +47,10 @@ t.test('the click queue drains exactly once into the aggregates', async (t) => {
   store.insert({ code: 'abcdefg', id: '100', ownerId: '1', url: 'https://example.com', domain: 'example.com', createdMs: now, expiresMs: null });
   const q = new ClickQueue(hot, 7);
   const before = store.processedEvents();
-  for (let i = 0; i < 1234; i++) q.push('abcdefg', now, i % 2 ? 'ref.example' : '', i % 10 === 0);
-  q.push('gone123', now, '', false);
+  for (let i = 0; i < 1234; i++) q.push('abcdefg', now, i % 2 ? 'ref.example' : '', i % 10 === 0, FIREFOX);
+  q.push('gone123', now, '', false, FIREFOX);
   q.flush();
-  for (let i = 0; i < 5000; i++) q.push('abcdefg', now, '', false);
+  for (let i = 0; i < 5000; i++) q.push('abcdefg', now, '', false, i % 5 === 0 ? IPHONE : FIREFOX);
   q.flush();
   await q.db.committed;
   t.equal(clickQueueState(q.db).depth, 3, 'one entry per flush, at most 4096 clicks each');
@@ -57,6 +59,9 @@ t.test('the click queue drains exactly once into the aggregates', async (t) => {
   t.equal(store.processedEvents() - before, 6235);
   const daily = store.dailyCounts('abcdefg');
   t.same(daily.map((d) => [d.clicks, d.bots]), [[6234 - 124, 124]]);
+  // People only: 1,110 of the first 1,234 and all 5,000 after, 1,000 of them from an iPhone.
+  t.same(store.topBrowsers('abcdefg', 10), [{ name: 'Firefox', clicks: 5110 }, { name: 'Safari', clicks: 1000 }]);
+  t.same(store.topOs('abcdefg', 10), [{ name: 'Linux', clicks: 5110 }, { name: 'iOS', clicks: 1000 }]);
   t.equal(drainClicks(q.db, store), 0, 'nothing twice');
 });
 
@@ -66,11 +71,11 @@ async function fiveLinksQueued(t: Test, first: number): Promise<{ q: ClickQueue;
   const codes = [1, 2, 3, 4, 5].map((i) => `prt${first}${i}`.padEnd(7, '0'));
   codes.forEach((code, i) => store.insert({ code, id: String(first * 10 + i), ownerId: '1', url: 'https://example.com', domain: 'example.com', createdMs: now, expiresMs: null }));
   const q = new ClickQueue(hot, 7);
-  for (let i = 0; i < 10; i++) q.push(i % 2 ? codes[0] : codes[1], now, '', false);
+  for (let i = 0; i < 10; i++) q.push(i % 2 ? codes[0] : codes[1], now, '', false, '');
   q.flush();
-  for (let i = 0; i < 5; i++) q.push(codes[2], now, '', false);
+  for (let i = 0; i < 5; i++) q.push(codes[2], now, '', false, '');
   q.flush();
-  for (let i = 0; i < 20; i++) q.push(i % 2 ? codes[3] : codes[4], now, '', false);
+  for (let i = 0; i < 20; i++) q.push(i % 2 ? codes[3] : codes[4], now, '', false, '');
   q.flush();
   await q.db.committed;
   t.equal(clickQueueState(q.db).depth, 3);
@@ -128,11 +133,44 @@ t.test('a drain stopped after its last part only removes the batch from the queu
   t.equal(store.processedEvents() - before, 35);
 });
 
+t.test('queue entries written before User-Agents were kept still drain, without families', async (t) => {
+  const now = Date.now();
+  store.insert({ code: 'oldfmt1', id: '150', ownerId: '1', url: 'https://example.com', domain: 'example.com', createdMs: now, expiresMs: null });
+  const q = new ClickQueue(hot, 8);
+  await q.db.put([now, 8, 1], ['oldfmt1', now, 'ref.example', 0, 'oldfmt1', now, '', 1]);
+  t.equal(drainClicks(q.db, store), 2);
+  t.same(store.dailyCounts('oldfmt1').map((d) => [d.clicks, d.bots]), [[1, 1]]);
+  t.same(store.topReferrers('oldfmt1', 10), [{ referrer: 'ref.example', clicks: 1 }]);
+  t.same(store.topBrowsers('oldfmt1', 10), []);
+});
+
+t.test('codes an alias may not take: links, recent deletions, the pool', async (t) => {
+  const now = Date.now();
+  const day = 86_400_000;
+  store.insertAlias({ code: 'my-alias', id: '300', ownerId: '1', url: 'https://example.com', domain: 'example.com', createdMs: now, expiresMs: null });
+  t.equal(store.codeTaken('my-alias', now), true, 'a live link');
+  t.equal(store.codeTaken('My-Alias', now), false, 'codes are case-sensitive');
+  t.equal(store.issueCodes(['my-alias']).length, 0, 'the pool can never mint an alias');
+  store.insertAlias({ code: 'expired1', id: '301', ownerId: '1', url: 'https://example.com', domain: 'example.com', createdMs: now - 2 * day, expiresMs: now - day });
+  t.equal(store.codeTaken('expired1', now), true, 'an expired link');
+  t.same(store.retireExpired(now, 10), ['expired1']);
+  t.equal(store.codeTaken('expired1', now), true, 'a retired one');
+  t.equal(store.remove('my-alias', now - 10 * day), true);
+  t.equal(store.codeTaken('my-alias', now - 30 * day), true, 'deleted after the reuse window began');
+  t.equal(store.codeTaken('my-alias', now - 5 * day), false, 'deleted before it: free again');
+  const pool = new CodePool(hot, 9);
+  pool.refill(store, 3, 9, 3);
+  const pooled = pool.draw()!;
+  t.equal(store.codeTaken(pooled, now), true, 'a code the pool minted (drawn, in flight, or still pooled)');
+  t.equal(store.codeTaken('never-seen', now), false);
+  while (pool.draw() !== undefined);
+});
+
 t.test('the redirect cache: miss → SQLite, TTL as safety net, dropShared', async (t) => {
   const now = Date.now();
   store.insert({ code: 'cache01', id: '101', ownerId: '1', url: 'https://old.example', domain: 'old.example', createdMs: now, expiresMs: null });
   const cache = new RedirectCache(hot, store, 1000);
-  t.same(cache.lookup('cache01', now), ['https://old.example', 0, now]);
+  t.same(cache.lookup('cache01', now), ['https://old.example', 0, now, 0]);
   t.equal(cache.lookup('nosuch1', now), undefined);
   store.update('cache01', 'https://new.example', 'new.example', null, now);
   t.equal(cache.lookup('cache01', now + 500)![0], 'https://old.example', 'within the TTL the cache answers');
@@ -140,7 +178,11 @@ t.test('the redirect cache: miss → SQLite, TTL as safety net, dropShared', asy
   store.update('cache01', 'https://newer.example', 'newer.example', now + 5000, now);
   cache.forget('cache01');
   cache.invalidateShared('cache01', now + 1000);
-  t.same(cache.lookup('cache01', now + 1001), ['https://newer.example', now + 5000, now + 1001]);
+  t.same(cache.lookup('cache01', now + 1001), ['https://newer.example', now + 5000, now + 1001, 0]);
+  store.update('cache01', 'https://newer.example', 'newer.example', null, now, 'scrypt$1$1$1$c2FsdA$a2V5');
+  cache.forget('cache01');
+  cache.invalidateShared('cache01', now + 1001);
+  t.same(cache.lookup('cache01', now + 1002), ['https://newer.example', 0, now + 1002, 1], 'a password link is marked in its entry');
 });
 
 t.test('the expiry sweep retires expired links and drops them from the shared cache', async (t) => {
@@ -159,7 +201,7 @@ t.test('the expiry sweep retires expired links and drops them from the shared ca
   hot.root.resetReadTxn();
   t.equal(cache.db.get('sweep01'), undefined, 'dropped from the shared cache');
   t.ok(cache.db.get('sweep02'));
-  t.same(store.target('sweep01'), { url: 'https://a.example', expires_ms: now - 1000 }, 'still answers 410 from SQLite');
+  t.same(store.target('sweep01'), { url: 'https://a.example', expires_ms: now - 1000, protected: 0 }, 'still answers 410 from SQLite');
   t.equal(sweepExpiredLinks(ctx).retired, 0, 'idempotent');
 });
 

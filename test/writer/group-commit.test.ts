@@ -99,6 +99,7 @@ t.test("the short-link service's writes run in the same groups, with their own o
   t.same((out[0] as { value: unknown }).value, {
     code: 'abc1234', id: '9001', owner_id: USER, url: 'https://example.com/a', domain: 'example.com', created_at: now,
     created_ms: Date.parse(now), updated_at: now, expires_at: null, expires_ms: null, retired_at: null,
+    password_protected: 0, imported_clicks: 0, imported_bots: 0,
   });
   t.match((out[1] as { ok: false; error: Error }).error.message, /UNIQUE/);
   t.match((out[3] as { ok: false; error: unknown }).error, { status: 404, code: 'not_found' });

@@ -1,0 +1,75 @@
+// perch import <kutt|shlink|yourls|csv> FILE --user H [--dry-run]: links from another shortener's
+// export (links/importer.ts). Prints a line per skipped entry with its reason, then
+// `imported N, skipped M`; on a large file, progress lines on stderr.
+import { readFileSync } from 'node:fs';
+import { AccountStore } from '../accounts/store';
+import { ImportFileError, parseImport, type ImportFormat } from '../core/link-import';
+import { CodePool } from '../links/code-pool';
+import { importLinks } from '../links/importer';
+import { LinkStore } from '../links/store';
+import { migrateAll } from '../capabilities';
+import { openHotStore } from '../store/lmdb';
+import { leaseNodeId } from '../store/node-lease';
+import { openSqlite } from '../store/sqlite';
+import { commandConfig, existingDataDirOf, userNamed, type CommonOptions } from './common';
+
+interface ImportOptions extends CommonOptions {
+  user: string;
+  dryRun: boolean;
+}
+
+/** Files with more entries than this report their progress. */
+const PROGRESS_FROM = 5000;
+/** At most one progress line per this many milliseconds. */
+const PROGRESS_EVERY_MS = 1000;
+
+export async function importCommand(format: ImportFormat, file: string, opts: ImportOptions): Promise<void> {
+  const config = commandConfig(opts);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  let entries;
+  try {
+    entries = parseImport(format, text);
+  } catch (err) {
+    if (err instanceof ImportFileError) throw new Error(`${file} is not a ${format} export: ${err.message}`);
+    throw err;
+  }
+  const dir = existingDataDirOf(opts);
+  const db = openSqlite(dir);
+  migrateAll(db);
+  const hot = openHotStore(dir);
+  const lease = leaseNodeId(hot);
+  try {
+    const user = userNamed(new AccountStore(db), opts.user);
+    if (!user) throw new Error(`no user ${opts.user}`);
+    let lastProgress = Date.now();
+    const report = importLinks({
+      format,
+      entries,
+      ownerId: user.id,
+      dryRun: opts.dryRun,
+      config,
+      store: new LinkStore(db),
+      pool: new CodePool(hot, config.links.code_length),
+      newId: () => lease.ids.next(),
+      progress(done, total, pass) {
+        if (entries.length <= PROGRESS_FROM) return;
+        const now = Date.now();
+        if (done < total && now - lastProgress < PROGRESS_EVERY_MS) return;
+        lastProgress = now;
+        process.stderr.write(`${pass === 'check' ? 'checked' : 'written'} ${done} of ${total} entries\n`);
+      },
+    });
+    for (const s of report.skipped) process.stdout.write(`skipped ${s.where}: ${s.reason}\n`);
+    if (opts.dryRun) process.stdout.write('dry run: nothing was written; a real run would have done this:\n');
+    process.stdout.write(`imported ${report.imported}, skipped ${report.skipped.length}\n`);
+  } finally {
+    lease.release();
+    db.close();
+    await hot.close();
+  }
+}

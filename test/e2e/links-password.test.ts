@@ -1,0 +1,194 @@
+// Password links: the form and the JSON 401 on GET /{code}, POST /{code} with the password (form
+// or JSON), the per-address-and-code limit on wrong guesses, expiry, edits, and what is stored.
+import t from 'tap';
+import { openSqlite } from '../../src/store/sqlite';
+import { startServer, testThreads, type Key, type TestServer } from '../helpers/server';
+import { BROWSER_UA, create, shorten, waitFor } from './links-helpers';
+
+let server: TestServer;
+let alice: Key;
+let bob: Key;
+
+t.before(async () => {
+  server = await startServer({
+    threads: testThreads(),
+    config: {
+      server: { public_origin: 'https://sho.rt', trusted_proxies: ['127.0.0.1'] },
+      anomaly: { max_links: 10000, max_same_domain: 10000 },
+      // Freed codes may be taken again at once, so the reuse rule is seen from both sides.
+      links: { alias_reuse_days: 0 },
+    },
+  });
+  alice = await server.keygen('alice');
+  bob = await server.keygen('bob');
+});
+t.teardown(() => server?.close());
+
+const form = (password: string) => ({ body: new URLSearchParams({ password }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+/** A client of its own address (the server trusts X-Forwarded-For from 127.0.0.1). */
+const from = (ip: string, opts: { body?: string; headers?: Record<string, string> } = {}) => ({ ...opts, headers: { ...opts.headers, 'x-forwarded-for': ip } });
+
+t.test('creation: password_protected everywhere, never the password; 4-128 characters', async (t) => {
+  const r = await shorten(server, alice, { url: 'https://example.com/secret', password: 'hunter22' });
+  t.equal(r.status, 201);
+  t.equal(r.json.password_protected, true);
+  const code = r.json.short_code;
+  const details = await server.get(`/api/links/${code}`, { key: alice.key });
+  t.equal(details.json.password_protected, true);
+  const list = await server.get('/api/links', { key: alice.key });
+  t.equal(list.json.items.find((i: { short_code: string }) => i.short_code === code).password_protected, true);
+  for (const body of [r.text, details.text, list.text]) t.notOk(body.includes('hunter22') || body.includes('scrypt'), 'no password or hash in answers');
+  const db = openSqlite(server.dataDir, { readonly: true });
+  const stored = (db.prepare('SELECT password_hash FROM links WHERE code = ?').get(code) as { password_hash: string }).password_hash;
+  db.close();
+  t.match(stored, /^scrypt\$16384\$8\$1\$/, 'a salted scrypt hash with its parameters');
+  t.notOk(stored.includes('hunter22'));
+  for (const password of ['abc', 'x'.repeat(129)]) {
+    const bad = await shorten(server, alice, { url: 'https://example.com/', password });
+    t.equal(bad.status, 400);
+    t.same(bad.json.details, [{ path: 'password', message: 'must be 4 to 128 characters' }]);
+  }
+  t.equal((await shorten(server, alice, { url: 'https://example.com/', password: null })).status, 400, 'null is not a password on creation');
+  t.equal((await shorten(server, alice, { url: 'https://example.com/', password: 'x'.repeat(128) })).status, 201);
+});
+
+t.test('GET answers the form (no target in it) or the JSON 401; the right password redirects and counts', async (t) => {
+  const code = await create(server, alice, 'https://example.com/behind-password?token=abc', { password: 'open sesame' });
+  const page = await server.get('/' + code);
+  t.equal(page.status, 200);
+  t.match(page.headers.get('content-type'), /^text\/html/);
+  t.equal(page.headers.get('cache-control'), 'private, no-store');
+  t.match(page.text, /<form method="post">/);
+  t.match(page.text, /name="password" type="password"/);
+  t.notOk(page.text.includes('example.com') || page.text.includes('behind-password'), 'the target is not in the page');
+  t.equal(page.headers.get('location'), null);
+  const json = await server.get('/' + code, { headers: { accept: 'application/json' } });
+  t.equal(json.status, 401);
+  t.same(json.json, { error: 'password_required', message: 'This link is protected by a password.' });
+  const head = await server.request('HEAD', '/' + code);
+  t.equal(head.status, 200);
+  t.equal(head.headers.get('content-length'), String(Buffer.byteLength(page.text)));
+
+  const right = await server.request('POST', '/' + code, { ...form('open sesame'), headers: { ...form('open sesame').headers, 'user-agent': BROWSER_UA, referer: 'https://chat.example/room' } });
+  t.equal(right.status, 302);
+  t.equal(right.headers.get('location'), 'https://example.com/behind-password?token=abc');
+  t.equal(right.headers.get('cache-control'), 'private, no-store');
+  const asJson = await server.post('/' + code, { json: { password: 'open sesame' }, headers: { 'user-agent': BROWSER_UA } });
+  t.equal(asJson.status, 302);
+  t.equal(asJson.headers.get('location'), 'https://example.com/behind-password?token=abc');
+  const details = await waitFor('the clicks', async () => {
+    const r = await server.get(`/api/links/${code}`, { key: alice.key });
+    return r.json.clicks.total === 2 ? r.json : undefined;
+  });
+  t.same(details.clicks.referrers, [{ referrer: 'chat.example', count: 1 }, { referrer: 'direct', count: 1 }]);
+  t.same(details.clicks.browsers, [{ name: 'Firefox', count: 2 }]);
+  t.equal(details.clicks.bots, 0, 'viewing the form is not a click, nor a bot');
+});
+
+t.test('wrong passwords: 401, then 429 past five a minute per address and code', async (t) => {
+  const code = await create(server, alice, 'https://example.com/guarded', { password: 'correct horse' });
+  const other = await create(server, alice, 'https://example.com/guarded-too', { password: 'correct horse' });
+  const ip = '203.0.113.7';
+  const wrongJson = await server.post('/' + code, from(ip, { body: JSON.stringify({ password: 'wrong one' }), headers: { 'content-type': 'application/json' } }));
+  t.equal(wrongJson.status, 401);
+  t.same(wrongJson.json, { error: 'password_required', message: 'The password is not right.' });
+  t.equal(wrongJson.headers.get('x-ratelimit-limit'), '5');
+  t.equal(wrongJson.headers.get('x-ratelimit-remaining'), '4');
+  const rightBetween = await server.post('/' + code, from(ip, form('correct horse')));
+  t.equal(rightBetween.status, 302, 'a right password does not count against the allowance');
+  t.equal(rightBetween.headers.get('x-ratelimit-remaining'), '4');
+  for (let i = 0; i < 4; i++) {
+    const wrong = await server.post('/' + code, from(ip, form(`guess ${i}`)));
+    t.equal(wrong.status, 401);
+    t.match(wrong.headers.get('content-type'), /^text\/html/, 'a form post gets the form again');
+    t.match(wrong.text, /That password is not right/);
+    t.match(wrong.text, /<form method="post">/);
+  }
+  const limited = await server.post('/' + code, from(ip, { body: JSON.stringify({ password: 'correct horse' }), headers: { 'content-type': 'application/json' } }));
+  t.equal(limited.status, 429, 'even the right password waits');
+  t.equal(limited.json.error, 'rate_limited');
+  t.ok(limited.json.retry_after_seconds >= 1);
+  t.equal(limited.headers.get('retry-after'), String(limited.json.retry_after_seconds));
+  t.equal(limited.headers.get('x-ratelimit-remaining'), '0');
+  t.match(limited.headers.get('x-ratelimit-reset'), /^\d+$/);
+  const limitedForm = await server.post('/' + code, from(ip, form('correct horse')));
+  t.equal(limitedForm.status, 429);
+  t.match(limitedForm.text, /Too many wrong passwords/);
+  t.equal((await server.post('/' + other, from(ip, form('correct horse')))).status, 302, 'another code from the same address is not limited');
+  t.equal((await server.post('/' + code, from('198.51.100.9', form('correct horse')))).status, 302, 'another address is not limited');
+  t.equal((await server.post('/' + code, from(ip, form('abc')))).status, 429, 'limited before anything is checked');
+  const tooShort = await server.post('/' + other, from('198.51.100.10', form('abc')));
+  t.equal(tooShort.status, 401);
+  t.equal(tooShort.headers.get('x-ratelimit-remaining'), '5', 'a password no link can have costs no guess');
+});
+
+t.test('bad bodies, unknown, expired and open links', async (t) => {
+  const code = await create(server, alice, 'https://example.com/bodies', { password: 'pass word' });
+  const wrongType = await server.request('POST', '/' + code, { body: 'password=pass+word', headers: { 'content-type': 'text/plain' } });
+  t.equal(wrongType.status, 415);
+  const missing = await server.post('/' + code, { body: 'other=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  t.equal(missing.status, 400);
+  t.same(missing.json.details, [{ path: 'password', message: 'is required' }]);
+  const notJson = await server.post('/' + code, { body: '{"password":', headers: { 'content-type': 'application/json' } });
+  t.equal(notJson.status, 400);
+  const unknownField = await server.post('/' + code, { json: { password: 'pass word', remember: true } });
+  t.equal(unknownField.status, 400);
+  t.equal(unknownField.json.details[0].path, 'remember');
+  const plusEncoded = await server.post('/' + code, form('pass word'));
+  t.equal(plusEncoded.status, 302, 'form encoding decoded');
+
+  const unknown = await server.post('/NoSuchCode1', form('pass word'));
+  t.equal(unknown.status, 404);
+  t.match(unknown.text, /Link not found/);
+  const unknownJson = await server.post('/NoSuchCode1', { json: { password: 'pass word' } });
+  t.equal(unknownJson.status, 404);
+  t.equal(unknownJson.json.error, 'not_found');
+
+  const expires = new Date(Date.now() + 500).toISOString();
+  const expiring = await create(server, alice, 'https://example.com/expiring', { password: 'pass word', expires_at: expires });
+  await new Promise((r) => setTimeout(r, Date.parse(expires) - Date.now() + 100));
+  t.equal((await server.get('/' + expiring)).status, 410, 'an expired password link is 410, not the form');
+  const expiredJson = await server.get('/' + expiring, { headers: { accept: 'application/json' } });
+  t.equal(expiredJson.json.error, 'gone');
+  t.equal((await server.post('/' + expiring, form('pass word'))).status, 410);
+
+  const open = await create(server, alice, 'https://example.com/open');
+  const post = await server.post('/' + open, form('anything'));
+  t.equal(post.status, 302, 'a link without a password just redirects');
+  t.equal(post.headers.get('location'), 'https://example.com/open');
+});
+
+t.test('PATCH sets, changes and removes the password; redirects follow at once', async (t) => {
+  const code = await create(server, alice, 'https://example.com/patched');
+  t.equal((await server.get('/' + code)).status, 302);
+  const set = await server.request('PATCH', `/api/links/${code}`, { key: alice.key, json: { password: 'first pass' } });
+  t.equal(set.status, 200);
+  t.equal(set.json.password_protected, true);
+  t.equal((await server.get('/' + code)).status, 200, 'the form from the moment of the answer');
+  t.equal((await server.post('/' + code, form('first pass'))).status, 302);
+  await server.request('PATCH', `/api/links/${code}`, { key: alice.key, json: { password: 'second pass' } });
+  t.equal((await server.post('/' + code, from('192.0.2.1', form('first pass')))).status, 401, 'the old password no longer opens it');
+  t.equal((await server.post('/' + code, form('second pass'))).status, 302);
+  const urlOnly = await server.request('PATCH', `/api/links/${code}`, { key: alice.key, json: { url: 'https://example.com/moved' } });
+  t.equal(urlOnly.json.password_protected, true, 'an edit without password keeps it');
+  const removed = await server.request('PATCH', `/api/links/${code}`, { key: alice.key, json: { password: null } });
+  t.equal(removed.status, 200);
+  t.equal(removed.json.password_protected, false);
+  const go = await server.get('/' + code);
+  t.equal(go.status, 302);
+  t.equal(go.headers.get('location'), 'https://example.com/moved');
+  const short = await server.request('PATCH', `/api/links/${code}`, { key: alice.key, json: { password: 'abc' } });
+  t.equal(short.status, 400);
+  t.same(short.json.details, [{ path: 'password', message: 'must be 4 to 128 characters' }]);
+  const empty = await server.request('PATCH', `/api/links/${code}`, { key: alice.key, json: {} });
+  t.equal(empty.status, 400);
+  t.equal((await server.request('PATCH', `/api/links/${code}`, { key: bob.key, json: { password: 'mine now' } })).status, 404, "not bob's");
+});
+
+t.test('with links.alias_reuse_days 0 a deleted code is free for an alias at once', async (t) => {
+  const code = await create(server, alice, 'https://example.com/short-lived', { alias: 'reuse-me' });
+  t.equal((await server.request('DELETE', `/api/links/${code}`, { key: alice.key })).status, 204);
+  const again = await shorten(server, bob, { url: 'https://bob.example/', alias: 'reuse-me' });
+  t.equal(again.status, 201);
+  t.equal((await server.get('/reuse-me')).headers.get('location'), 'https://bob.example/');
+});
