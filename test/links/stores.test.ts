@@ -207,7 +207,7 @@ t.test('the expiry sweep retires expired links and drops them from the shared ca
 
 t.test('a cache fill read from SQLite before an invalidation never lands after it', async (t) => {
   const now = Date.now();
-  store.insert({ code: 'race001', id: '301', ownerId: '1', url: 'https://a.example/old', domain: 'a.example', createdMs: now - 5000, expiresMs: null });
+  store.insert({ code: 'race001', id: '9301', ownerId: '1', url: 'https://a.example/old', domain: 'a.example', createdMs: now - 5000, expiresMs: null });
   const cache = new RedirectCache(hot, store, 3_600_000);
   // Another thread's lookup: a miss read from SQLite, its fill of the shared level not yet
   // committed (lmdb-js commits it later, in a batch of its own)...
@@ -222,7 +222,7 @@ t.test('a cache fill read from SQLite before an invalidation never lands after i
   t.equal(cache.lookup('race001', now + 2), undefined, 'the stale fill did not bring the deleted link back');
 
   // An invalidation never keeps a fresh read out: a lookup after it fills the cache again.
-  store.insert({ code: 'race002', id: '302', ownerId: '1', url: 'https://a.example/v1', domain: 'a.example', createdMs: now, expiresMs: null });
+  store.insert({ code: 'race002', id: '9302', ownerId: '1', url: 'https://a.example/v1', domain: 'a.example', createdMs: now, expiresMs: null });
   cache.invalidateShared('race002', now);
   t.same(cache.lookup('race002', now + 5)![0], 'https://a.example/v1');
   await cache.db.committed;
