@@ -6,6 +6,7 @@ import { accounts } from './accounts/module';
 import { links } from './links/module';
 import { media } from './media/module';
 import { social } from './social/module';
+import { search } from './search/module';
 import { outboxCapability } from './outbox/module';
 import { migrate, migrationList, type AppliedMigration, type Migration } from './store/migration';
 import type { Sqlite } from './store/sqlite';
@@ -14,7 +15,7 @@ import type { TaskTable } from './workers/context';
 import type { WriterSetup } from './writer/writer';
 
 /** The capabilities, in the order their routes are registered. */
-const MODULES: readonly Capability[] = [accounts, media, social, links];
+const MODULES: readonly Capability[] = [accounts, media, social, links, search];
 
 /** The outbox serves the others, so it is made from them. */
 export const CAPABILITIES: readonly Capability[] = [outboxCapability(MODULES), ...MODULES];

@@ -45,6 +45,8 @@ export const configSchema = z.strictObject({
   social: z.strictObject({ celebrity_followers: nonNegInt, timeline_cap: z.number().int().min(1).max(100000) }),
   notifications: z.strictObject({ aggregation_window_seconds: nonNegInt }),
   suggest: z.strictObject({ half_life_hours: positive }),
+  // At least the largest bulk request the indexer sends (core/write-budget.ts, maxBatch).
+  search: z.strictObject({ queue_capacity: z.number().int().min(1000).max(1_000_000) }),
 });
 
 export type Config = z.infer<typeof configSchema>;
