@@ -7,6 +7,7 @@ import { keygenCommand, keysListCommand, keysRevokeCommand } from './keys';
 import { statusCommand } from './status';
 import { benchCommand } from './bench';
 import { flagsClearCommand, flagsListCommand } from './flags';
+import { reindexCommand } from './reindex';
 
 function withCommon(cmd: Command): Command {
   return cmd
@@ -49,6 +50,10 @@ export function buildProgram(): Command {
     .action((opts) => flagsListCommand(opts));
   withCommon(flags.command('clear').description('lift the flag of a user').argument('<user>', 'handle (or user id)'))
     .action((user, opts) => flagsClearCommand(user, opts));
+
+  withCommon(program.command('reindex').description('rebuild the search index from the stored posts (safe while the server runs)'))
+    .option('--json', 'print one JSON line', false)
+    .action((opts) => reindexCommand(opts));
 
   withCommon(program.command('status').description('show store counts, queue lags and node leases'))
     .option('--json', 'print JSON', false)
