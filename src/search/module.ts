@@ -14,6 +14,7 @@ import { SharedBudget } from './budget';
 import { INDEX_PARTITIONS, type IndexResult } from './indexer';
 import { MIGRATIONS } from './migrations';
 import { QueryStream, openQueryStream, queryStreamDepth } from './query-stream';
+import { RelevanceSnapshots, snapshotCount, sweepSnapshots } from './relevance-snapshots';
 import { searchRoutes } from './routes';
 import { SearchService } from './service';
 import { QueryCountStore, SearchIndexStore, openSearchDb } from './store';
@@ -42,6 +43,8 @@ const APPLY_EVERY_MS = 50;
 const APPLY_RUN_MS = 200;
 /** How often the query stream is counted: well within the minute a new query may take to appear. */
 const COUNT_EVERY_MS = 1000;
+/** How often relevance rankings older than their TTL are removed. */
+const SWEEP_EVERY_MS = 60_000;
 
 /** The supervisor's own connection to the engine's database, for its checks and gauges. */
 const supervisorIndexes = new WeakMap<BackgroundContext, SearchIndexStore>();
@@ -85,6 +88,11 @@ export const search: Capability = {
         async run(c) {
           if (queryStreamDepth(stream) > 0) await c.runTask(SEARCH_TASKS, 'search.count');
         },
+      },
+      {
+        name: 'search.sweepSnapshots',
+        everyMs: SWEEP_EVERY_MS,
+        run: (c) => sweepSnapshots(c.hot).then(() => undefined),
       },
     ];
   },
@@ -153,6 +161,14 @@ export const search: Capability = {
       },
     });
     new Gauge({
+      name: 'perch_search_relevance_snapshots',
+      help: 'Relevance rankings kept for the next pages of their searches.',
+      registers: [registry],
+      collect() {
+        this.set(snapshotCount(ctx.hot));
+      },
+    });
+    new Gauge({
       name: 'perch_search_query_stream_entries',
       help: 'Batches of answered search queries not yet counted toward suggestions.',
       registers: [registry],
@@ -164,7 +180,14 @@ export const search: Capability = {
   http(ctx) {
     const index = new SearchIndexStore(openSearchDb(ctx.dataDir));
     const stream = new QueryStream(ctx.hot, ctx.nodeId);
-    const service = new SearchService(index, new SocialStore(ctx.sqlite), new SuggestionIndex(ctx.hot), stream, halfLifeMs(ctx.config.suggest.half_life_hours));
+    const service = new SearchService(
+      index,
+      new SocialStore(ctx.sqlite),
+      new SuggestionIndex(ctx.hot),
+      new RelevanceSnapshots(ctx.hot, ctx.nodeId),
+      stream,
+      halfLifeMs(ctx.config.suggest.half_life_hours),
+    );
     return {
       routes: searchRoutes(service, ctx.limits, ctx.cursors),
       async close() {

@@ -1,7 +1,6 @@
 // HTTP routes of search: GET /api/search (authenticated, rate limited per key and tier) and
 // GET /api/suggest (public).
 import type { CursorCodec } from '../core/cursor';
-import { floatToParts, partsToFloat } from '../core/float-position';
 import { parseLimit, MAX_LIMIT } from '../core/page-limit';
 import { checkSearchQuery, checkSuggestPrefix, ftsMatchExpression } from '../core/search-query';
 import { TOP } from '../core/snowflake';
@@ -16,7 +15,7 @@ interface SearchRequest {
   match: string | null;
   sort: SearchSort;
   limit: number;
-  /** recent: the id below which the page starts; relevance: the position, null for the first page. */
+  /** recent: the id below which the page starts; relevance: where in its ranking, null for the first page. */
   before: bigint;
   position: RelevancePosition | null;
 }
@@ -57,8 +56,7 @@ function parseSearch(params: URLSearchParams, cursors: CursorCodec): SearchReque
       else details.push({ path: 'cursor', message: 'not a cursor issued for this search' });
     } else {
       const p = cursors.decode(kind, cursor, 4);
-      const score = p ? partsToFloat(p[1], p[2]) : null;
-      if (p && score !== null) position = { ceiling: BigInt(p[0]), after: { score, id: BigInt(p[3]) } };
+      if (p) position = { snapshot: [Number(p[0]), Number(p[1]), Number(p[2])], offset: Number(p[3]) };
       else details.push({ path: 'cursor', message: 'not a cursor issued for this search' });
     }
   }
@@ -85,7 +83,7 @@ export function searchRoutes(search: SearchService, limits: RateLimits, cursors:
         } else {
           const page = search.relevance(r.match, r.position, r.limit);
           const n = page.next;
-          body = { items: page.items, next_cursor: n === null ? null : cursors.encode(kind, [n.ceiling.toString(), ...floatToParts(n.after!.score), n.after!.id.toString()]) };
+          body = { items: page.items, next_cursor: n === null ? null : cursors.encode(kind, [...n.snapshot.map(String), String(n.offset)]) };
         }
         search.counted(r.query);
         return { status: 200, json: body, headers };

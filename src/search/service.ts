@@ -7,16 +7,17 @@ import { postFields, type SocialStore } from '../social/store';
 import type { TimelineItem } from '../social/timeline';
 import type { Suggestion } from '../core/suggestions';
 import type { QueryStream } from './query-stream';
+import { RELEVANCE_WINDOW, type RelevanceSnapshots, type SnapshotKey } from './relevance-snapshots';
 import type { SearchIndexStore } from './store';
 import type { SuggestionIndex } from './suggestions';
 
 export type SearchSort = 'recent' | 'relevance';
 export type SearchItem = TimelineItem;
 
-/** Where a relevance page starts: the newest post the first page could see, and the last item shown. */
+/** Where a relevance page starts: an offset into a kept ranking (relevance-snapshots.ts). */
 export interface RelevancePosition {
-  ceiling: bigint;
-  after: { score: number; id: bigint } | null;
+  snapshot: SnapshotKey;
+  offset: number;
 }
 
 export interface SearchPage<P> {
@@ -33,6 +34,7 @@ export class SearchService {
     private readonly index: SearchIndexStore,
     private readonly posts: SocialStore,
     private readonly suggestions: SuggestionIndex,
+    private readonly snapshots: RelevanceSnapshots,
     private readonly stream: QueryStream,
     private readonly halfLifeMs: number,
   ) {}
@@ -54,32 +56,33 @@ export class SearchService {
   }
 
   /**
-   * Posts matching every term, best match first (BM25; equal scores newest first). The first page
-   * fixes the ceiling, the newest post in the index then, so posts indexed later do not appear
-   * on later pages; each page continues after the (score, id) of the previous page's last item.
+   * Posts matching every term, best match first (BM25; equal scores newest first), among the best
+   * RELEVANCE_WINDOW. The first page ranks them and, when there is more, keeps the ranking; later
+   * pages are the next slices of that same ranking, so no post shows twice or goes missing while
+   * the index changes between pages.
    */
-  relevance(match: string | null, position: RelevancePosition | null, limit: number): SearchPage<RelevancePosition> {
+  relevance(match: string | null, position: RelevancePosition | null, limit: number, nowMs = Date.now()): SearchPage<RelevancePosition> {
+    if (match === null) return { items: [], next: null };
+    let ids = position ? this.snapshots.load(position.snapshot, nowMs) : null;
+    let snapshot = ids ? position!.snapshot : null;
+    ids ??= this.index.relevant(match, RELEVANCE_WINDOW);
     const want = limit + 1;
     const out: SearchItem[] = [];
-    const scores: number[] = [];
-    const ceiling = position ? position.ceiling : this.index.newestId();
-    let after = position ? position.after : null;
-    while (match !== null && out.length < want) {
-      const fetch = want - out.length + OVERFETCH;
-      const rows = this.index.relevant(match, ceiling, after, fetch);
-      this.collect(
-        rows.map((r) => r[0]),
-        out,
-        want,
-        (i) => scores.push(rows[i][1]),
-      );
-      if (rows.length < fetch) break;
-      const last = rows[rows.length - 1];
-      after = { score: last[1], id: last[0] };
+    let lastKept = -1;
+    let from = position ? position.offset : 0;
+    while (from < ids.length && out.length < want) {
+      const start = from;
+      const n = want - out.length + OVERFETCH;
+      // The last item of the page is where the next page continues.
+      this.collect(ids.slice(start, start + n), out, want, (i) => {
+        if (out.length < limit) lastKept = start + i;
+      });
+      from = start + n;
     }
     const items = out.slice(0, limit);
-    const next = out.length > limit ? { ceiling, after: { score: scores[limit - 1], id: BigInt(items[limit - 1].id) } } : null;
-    return { items, next };
+    if (out.length <= limit) return { items, next: null };
+    snapshot ??= this.snapshots.save(ids, nowMs);
+    return { items, next: { snapshot, offset: lastKept + 1 } };
   }
 
   /**

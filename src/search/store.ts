@@ -62,9 +62,7 @@ export class SearchIndexStore {
     upsert: Statement;
     remove: Statement;
     recent: Statement;
-    relevantFirst: Statement;
-    relevantAfter: Statement;
-    newest: Statement;
+    relevant: Statement;
     documents: Statement;
     getMeta: Statement;
     setMeta: Statement;
@@ -84,19 +82,7 @@ export class SearchIndexStore {
       remove: db.prepare('DELETE FROM posts_fts WHERE rowid = ?'),
       recent: db.prepare('SELECT rowid FROM posts_fts WHERE posts_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?').pluck().safeIntegers(true),
       // bm25() is lower for a better match. Equal scores go newest first.
-      relevantFirst: db
-        .prepare('SELECT rowid, bm25(posts_fts) FROM posts_fts WHERE posts_fts MATCH ? AND rowid <= ? ORDER BY 2, 1 DESC LIMIT ?')
-        .raw()
-        .safeIntegers(true),
-      relevantAfter: db
-        .prepare(
-          `SELECT id, score FROM (
-             SELECT rowid AS id, bm25(posts_fts) AS score FROM posts_fts WHERE posts_fts MATCH @match AND rowid <= @ceiling
-           ) WHERE score > @score OR (score = @score AND id < @id) ORDER BY score, id DESC LIMIT @limit`,
-        )
-        .raw()
-        .safeIntegers(true),
-      newest: db.prepare('SELECT rowid FROM posts_fts ORDER BY rowid DESC LIMIT 1').pluck().safeIntegers(true),
+      relevant: db.prepare('SELECT rowid FROM posts_fts WHERE posts_fts MATCH ? ORDER BY bm25(posts_fts), rowid DESC LIMIT ?').pluck().safeIntegers(true),
       documents: db.prepare('SELECT COUNT(*) FROM posts_fts').pluck(),
       getMeta: db.prepare('SELECT value FROM engine_meta WHERE key = ?').pluck(),
       setMeta: db.prepare('INSERT INTO engine_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
@@ -135,20 +121,9 @@ export class SearchIndexStore {
     return this.s.recent.all(match, before, limit) as bigint[];
   }
 
-  /**
-   * [id, score] of matching posts at or below `ceiling`, best first (ties newest first), after
-   * the position (score, id) when given.
-   */
-  relevant(match: string, ceiling: bigint, after: { score: number; id: bigint } | null, limit: number): Array<[bigint, number]> {
-    const rows = after
-      ? this.s.relevantAfter.all({ match, ceiling, score: after.score, id: after.id, limit })
-      : this.s.relevantFirst.all(match, ceiling, limit);
-    return rows as Array<[bigint, number]>;
-  }
-
-  /** The highest post id in the index; 0 when it is empty. */
-  newestId(): bigint {
-    return (this.s.newest.get() as bigint | undefined) ?? 0n;
+  /** Ids of the best `limit` matching posts, best first (BM25), equal scores newest first. */
+  relevant(match: string, limit: number): bigint[] {
+    return this.s.relevant.all(match, limit) as bigint[];
   }
 
   /** Posts in the index. */
