@@ -1,4 +1,5 @@
 import t from 'tap';
+import { seededInts } from '../fixtures/random';
 import { SCORE_EPOCH_MS } from '../../src/core/decay';
 import { byScore, listedPrefixes, mergeTopK, prefixesOf, rankSuggestions, type Scored } from '../../src/core/suggestions';
 
@@ -39,8 +40,8 @@ t.test('listed prefixes: those shared by more than k queries, with their exact t
 });
 
 t.test('listed prefixes agree with a brute force over random queries', async (t) => {
-  let seed = 7;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const ints = seededInts(7);
+  const rand = () => ints(1_000_000) / 1_000_000;
   const alphabet = ['a', 'b', 'é', '😀'];
   const queries = new Map<string, number>();
   while (queries.size < 400) {

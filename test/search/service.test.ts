@@ -1,6 +1,7 @@
 // Search over a real engine and a real main database, below HTTP: matching rules, both orders
 // and their pages, deleted posts, and user text that FTS5 would otherwise read as syntax.
 import t from 'tap';
+import { seededInts } from '../fixtures/random';
 import { checkSearchQuery, ftsMatchExpression } from '../../src/core/search-query';
 import { TOP } from '../../src/core/snowflake';
 import { QueryStream } from '../../src/search/query-stream';
@@ -122,8 +123,7 @@ t.test('hostile query text never reaches FTS5 as syntax', async (t) => {
   t.same(s.recent(match('"quoted"'), TOP, 20).items.map((i) => i.id), ['3002']);
   // Random strings over the characters FTS5's grammar uses, and some words.
   const pieces = ['"', '(', ')', '*', '^', ':', '+', '-', ' ', 'AND', 'OR', 'NOT', 'NEAR', 'near', 'text', 'gate', ',', '{', '}', '\u0000', 'é', '.'];
-  let seed = 42;
-  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+  const rand = seededInts(42);
   let answered = 0;
   for (let i = 0; i < 500; i++) {
     let q = '';
