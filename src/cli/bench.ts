@@ -14,6 +14,8 @@ export const SCENARIOS: Record<string, { script: string; args: string[]; about: 
   readwrite: { script: 'social.js', args: ['readwrite'], about: 'GET /api/timeline beside a post load vs the same reads alone' },
   limiter: { script: 'limiter.js', args: [], about: 'shared limiter checks/s vs a bare LMDB read-modify-write' },
   mixed: { script: 'mixed.js', args: [], about: 'redirects with posts being created beside them vs redirects alone' },
+  search: { script: 'search.js', args: ['search'], about: 'GET /api/search per tier vs timeline reads; indexing posts/s' },
+  suggest: { script: 'search.js', args: ['suggest'], about: 'GET /api/suggest p50 with 1,000 vs 1,000,000 past queries' },
 };
 
 export function benchCommand(scenario: string | undefined, extra: string[]): Promise<void> {

@@ -62,7 +62,7 @@ export function buildProgram(): Command {
   program
     .command('bench')
     .description('run a benchmark scenario (without one: list them); figures are ratios to a baseline run alongside')
-    .argument('[scenario]', 'redirect, posts, timeline, fanout, readwrite, limiter or mixed')
+    .argument('[scenario]', 'redirect, posts, timeline, fanout, readwrite, limiter, mixed, search or suggest')
     .argument('[args...]', 'passed to the scenario (e.g. seconds per round)')
     .action((scenario: string | undefined, args: string[]) => benchCommand(scenario, args));
 

@@ -27,9 +27,18 @@ export interface SearchPage<P> {
 }
 
 /** Extra candidates read per step, so that a few deleted posts rarely need a second step. */
-const OVERFETCH = 8;
+const OVERFETCH = 4;
+/**
+ * The fixed parts of posts kept per thread: a post is never edited and a handle never renamed,
+ * so only liveness and counts are read per request. Emptied when it grows beyond this.
+ */
+const PARTS_MAX = 50_000;
+
+type PostParts = Omit<SearchItem, 'like_count' | 'reply_count'>;
 
 export class SearchService {
+  private readonly parts = new Map<string, PostParts>();
+
   constructor(
     private readonly index: SearchIndexStore,
     private readonly posts: SocialStore,
@@ -87,17 +96,39 @@ export class SearchService {
 
   /**
    * Appends the live posts among `ids` (in their order) to `out`, up to `want`, telling `kept`
-   * the index in `ids` of each one appended.
+   * the index in `ids` of each one appended. One query reads which are live and their counts; the
+   * fixed parts of a post are read once per thread and kept.
    */
   private collect(ids: bigint[], out: SearchItem[], want: number, kept?: (i: number) => void): void {
     if (ids.length === 0) return;
-    const rows = new Map(this.posts.hydrate(ids).map((r) => [r.id, r]));
+    const live = new Map<string, [number, number]>();
+    let missing: bigint[] | null = null;
+    for (const [id, likes, replies] of this.posts.liveCounts(ids)) {
+      live.set(id, [likes, replies]);
+      if (!this.parts.has(id)) (missing ??= []).push(BigInt(id));
+    }
+    if (missing !== null) {
+      if (this.parts.size + missing.length > PARTS_MAX) this.parts.clear();
+      for (const row of this.posts.hydrate(missing)) this.parts.set(row.id, { ...postFields(row), author: { id: row.author_id, handle: row.handle } });
+    }
     for (let i = 0; i < ids.length; i++) {
       if (out.length >= want) return;
-      const row = rows.get(ids[i].toString());
-      if (!row) continue; // deleted
+      const key = ids[i].toString();
+      const counts = live.get(key);
+      const p = counts && this.parts.get(key);
+      if (!counts || !p) continue; // deleted (or deleted between the two reads)
       kept?.(i);
-      out.push({ ...postFields(row), like_count: row.like_count, reply_count: row.reply_count, author: { id: row.author_id, handle: row.handle } });
+      out.push({
+        id: p.id,
+        text: p.text,
+        author_id: p.author_id,
+        media_ids: [...p.media_ids],
+        reply_to: p.reply_to,
+        created_at: p.created_at,
+        like_count: counts[0],
+        reply_count: counts[1],
+        author: { ...p.author },
+      });
     }
   }
 
