@@ -53,11 +53,11 @@ function parseSearch(params: URLSearchParams, cursors: CursorCodec): SearchReque
     if (sort === 'recent') {
       const p = cursors.decode(kind, cursor, 1);
       if (p) before = BigInt(p[0]);
-      else details.push({ path: 'cursor', message: 'not a cursor issued for this search' });
+      else details.push({ path: 'cursor', message: 'not a cursor issued for this list' });
     } else {
       const p = cursors.decode(kind, cursor, 4);
       if (p) position = { snapshot: [Number(p[0]), Number(p[1]), Number(p[2])], offset: Number(p[3]) };
-      else details.push({ path: 'cursor', message: 'not a cursor issued for this search' });
+      else details.push({ path: 'cursor', message: 'not a cursor issued for this list' });
     }
   }
   if (details.length > 0 || !q.ok) throwDetails(details);

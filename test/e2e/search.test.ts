@@ -103,7 +103,7 @@ t.test('pages of both orders: cursors follow their list, nothing twice, nothing 
   for (const other of [`q=page&limit=2&cursor=${cursor}`, `q=delta&sort=relevance&cursor=${cursor}`, 'q=delta&cursor=bogus~AAAAAAAAAAAAAAAA', 'q=delta&cursor=']) {
     const r = await search(server, alice, other);
     t.equal(r.status, 400, other);
-    t.same(r.json.details, [{ path: 'cursor', message: 'not a cursor issued for this search' }]);
+    t.same(r.json.details, [{ path: 'cursor', message: 'not a cursor issued for this list' }]);
   }
   t.equal((await search(server, alice, `q=%20DELTA%20&limit=2&cursor=${cursor}`)).status, 200, 'the same query once normalised');
 });
