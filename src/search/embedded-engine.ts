@@ -45,7 +45,9 @@ export class EmbeddedEngine implements SearchEngine {
         return { accepted: false, reason: 'queue_full', depth, capacity };
       }
       store.enqueue(ops.map((o) => ({ postId: BigInt(o.id), text: o.op === 'index' ? o.text : null })));
-      return { accepted: true, depth: depth + ops.length, capacity };
+      // The backlog the request found: what says whether the engine keeps up. Counting the
+      // request itself would make any batch over a tenth of the capacity look like a backlog.
+      return { accepted: true, depth, capacity };
     }).immediate;
   }
 

@@ -10,7 +10,11 @@
 export type IndexOp = { op: 'index'; id: string; text: string } | { op: 'delete'; id: string };
 
 export interface QueueState {
-  /** Writes accepted and not yet applied to the index. */
+  /**
+   * Writes accepted and not yet applied to the index. In an answer to a bulk request: those the
+   * request found waiting, before its own (a cluster's node stats report the same, independently
+   * of any one request).
+   */
   depth: number;
   /** The most writes the queue holds; a request that would exceed it is rejected whole. */
   capacity: number;

@@ -131,13 +131,14 @@ t.test('rejections halve the budget, healthy answers grow it back, and every pos
 t.test('a full queue rejects whole requests; applying it makes room again', async (t) => {
   const f = await searchFixture(t, { capacity: 1000 });
   const ops = (from: number, n: number): IndexOp[] => Array.from({ length: n }, (_, i) => ({ op: 'index', id: String(from + i), text: `text ${from + i}` }));
-  t.same(await f.engine.bulk(ops(1, 600)), { accepted: true, depth: 600, capacity: 1000 });
+  t.same(await f.engine.bulk(ops(1, 600)), { accepted: true, depth: 0, capacity: 1000 }, 'the depth the request found');
   t.same(await f.engine.bulk(ops(601, 401)), { accepted: false, reason: 'queue_full', depth: 600, capacity: 1000 }, 'would exceed: nothing written');
   t.same(await f.engine.queueState(), { depth: 600, capacity: 1000 });
-  t.same(await f.engine.bulk(ops(601, 400)), { accepted: true, depth: 1000, capacity: 1000 }, 'exactly full');
+  t.same(await f.engine.bulk(ops(601, 400)), { accepted: true, depth: 600, capacity: 1000 }, 'fills it exactly');
+  t.same(await f.engine.queueState(), { depth: 1000, capacity: 1000 });
   t.equal(f.engine.applyQueued(10_000, 300), 1000, 'applied in transactions of 300');
   t.same(await f.engine.queueState(), { depth: 0, capacity: 1000 });
-  t.same(await f.engine.bulk([{ op: 'delete', id: '5' }, { op: 'index', id: '6', text: 'replaced' }]), { accepted: true, depth: 2, capacity: 1000 });
+  t.same(await f.engine.bulk([{ op: 'delete', id: '5' }, { op: 'index', id: '6', text: 'replaced' }]), { accepted: true, depth: 0, capacity: 1000 });
   f.engine.applyQueued(1000);
   t.equal(f.engine.store.documents(), 999);
   t.same(f.engine.store.recent('"replaced"', 1n << 62n, 10), [6n]);
