@@ -31,7 +31,8 @@ export const INDEX_CONSUMERS: ReadonlyArray<OutboxConsumer<IndexResult>> = Array
   tasks: SEARCH_TASKS,
   task: indexTaskName(p),
   batch: 2000,
-  everyMs: 20,
+  // Woken when new events are durable (the outbox signal); the tick only catches up after a wait.
+  everyMs: 50,
   // The next task waits for the budget's schedule, or for the back-off after a rejection.
   gapMs: (last) => (last ? last.elapsedMs + last.waitMs : 0),
   // The position moves only past what the engine accepted.
