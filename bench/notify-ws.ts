@@ -17,7 +17,7 @@ import WebSocket from 'ws';
 import { startServer, tempDataDir, type TestServer } from '../test/helpers/server';
 import { openSqlite } from '../src/store/sqlite';
 import { migrateAll } from '../src/capabilities';
-import { seedPosts, seedUsers, type Seeded } from './seed';
+import { seedOnePostEach, seedUsers, type Seeded } from './seed';
 
 const sockets = Number(process.argv[2] ?? 10_000);
 const recipients = Number(process.argv[3] ?? 1000);
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   migrateAll(db);
   const users: Seeded[] = seedUsers(db, 'u', sockets, true);
   const targets = users.slice(0, recipients);
-  const posts = seedPosts(db, targets.map((u) => u.userId));
+  const posts = seedOnePostEach(db, targets.map((u) => u.userId));
   db.close();
 
   const server: TestServer = await startServer({ dataDir, threads });

@@ -81,7 +81,7 @@ export function seedLinks(db: Sqlite, n: number): string[] {
 }
 
 /** One post by each of `authorIds`, written straight into SQLite; returns their ids in that order. */
-export function seedPosts(db: Sqlite, authorIds: readonly string[]): string[] {
+export function seedOnePostEach(db: Sqlite, authorIds: readonly string[]): string[] {
   const now = new Date().toISOString();
   const insert = db.prepare("INSERT INTO posts (id, author_id, text, media_ids, reply_to, created_at) VALUES (?, ?, ?, '[]', NULL, ?)");
   const out: string[] = [];
@@ -93,4 +93,68 @@ export function seedPosts(db: Sqlite, authorIds: readonly string[]): string[] {
     }
   })();
   return out;
+}
+
+/**
+ * Posts by `authorId` with these texts, written straight into SQLite (ids from the seeding node,
+ * one millisecond apart, ending now). With `events`, each gets its post_created event in the
+ * outbox, as the server's createPost writes it, so the server's consumers process them at start.
+ */
+export function seedPosts(db: Sqlite, authorId: string, texts: readonly string[], events: boolean): void {
+  const insertPost = db.prepare('INSERT INTO posts (id, author_id, text, media_ids, reply_to, created_at) VALUES (?, ?, ?, ?, NULL, ?)');
+  const insertEvent = db.prepare("INSERT INTO events (type, actor_id, recipient_id, post_id, payload, created_at) VALUES ('post_created', ?, NULL, ?, ?, ?)");
+  const start = Date.now() - texts.length;
+  db.transaction(() => {
+    texts.forEach((text, i) => {
+      const id = ids.next();
+      const at = new Date(start + i).toISOString();
+      insertPost.run(BigInt(id), authorId, text, '[]', at);
+      if (events) insertEvent.run(authorId, id, '{"reply_to":null}', at);
+    });
+  })();
+}
+
+/** A deterministic pseudo-random generator of integers in [0, n) (mulberry32). */
+export function seededInts(seed: number): (n: number) => number {
+  let a = seed >>> 0;
+  return (n: number) => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = a;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return Math.floor((((x ^ (x >>> 14)) >>> 0) / 4294967296) * n);
+  };
+}
+
+/** `n` distinct pronounceable words of two to four syllables, shortest first (common words are short). */
+export function syntheticWords(n: number, seed = 1): string[] {
+  const rand = seededInts(seed);
+  const consonants = 'bcdfghjklmnprstvz';
+  const vowels = 'aeiou';
+  const out = new Set<string>();
+  while (out.size < n) {
+    let w = '';
+    for (let s = 0, syllables = 2 + rand(3); s < syllables; s++) w += consonants[rand(consonants.length)] + vowels[rand(vowels.length)];
+    out.add(w);
+  }
+  return [...out].sort((a, b) => a.length - b.length);
+}
+
+/** A sampler of word ranks with Zipf's law (the r-th most common word is r times rarer than the first). */
+export function zipfSampler(n: number, seed = 2): () => number {
+  const rand = seededInts(seed);
+  const cdf = new Float64Array(n);
+  let sum = 0;
+  for (let r = 0; r < n; r++) cdf[r] = sum += 1 / (r + 1);
+  return () => {
+    const x = (rand(1 << 30) / (1 << 30)) * sum;
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cdf[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
 }

@@ -23,6 +23,7 @@ import { openHotStore } from '../src/store/lmdb';
 import { homeTimelines, windowCovers } from '../src/social/home-timelines';
 import { median, medianBy } from './median';
 import { seedAuthorsWithFollowers, seedFollows, seedUsers, type Seeded } from './seed';
+import { timelineServer } from './timeline-server';
 import { autocannon, postLoad, type LoadOptions } from './load';
 
 const scenario = process.argv[2] ?? 'all';
@@ -139,33 +140,6 @@ async function postsBench(): Promise<Record<string, unknown>> {
     rmSync(dir, { recursive: true, force: true });
     rmSync(minimalDir, { recursive: true, force: true });
   }
-}
-
-/**
- * A server whose 32 readers each follow the same 10 authors, who have made 100 posts; returns
- * once the last reader's first page is full.
- */
-async function timelineServer(): Promise<{ dir: string; server: TestServer; authors: Seeded[]; readers: Seeded[] }> {
-  const { dir, db } = freshDataDir();
-  const authors = seedUsers(db, 'author', 10, true);
-  const readers = seedUsers(db, 'reader', 32, true);
-  const edges: Array<[string, string]> = [];
-  for (const r of readers) for (const a of authors) edges.push([r.userId, a.userId]);
-  seedFollows(db, edges);
-  db.close();
-  const server = await startServer({ dataDir: dir, threads: 1 });
-  try {
-    for (let n = 0; n < 100; n++) {
-      const r = await server.post('/api/posts', { key: authors[n % authors.length].key, json: { text: `timeline post number ${n}, with a sentence of text to hydrate.` } });
-      if (r.status !== 201) throw new Error(`seed post: ${r.status}`);
-    }
-    await waitFor(async () => (await server.get('/api/timeline?limit=50', { key: readers[readers.length - 1].key })).json.items.length === 50);
-  } catch (err) {
-    await server.close();
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
-  return { dir, server, authors, readers };
 }
 
 async function timelineBench(): Promise<Record<string, unknown>> {
@@ -340,14 +314,6 @@ async function fanoutBench(): Promise<Record<string, unknown>> {
     await hot.close();
     await server.close();
     rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-async function waitFor(check: () => Promise<boolean>): Promise<void> {
-  const end = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out waiting for fan-out');
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

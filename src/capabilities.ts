@@ -8,6 +8,7 @@ import { media } from './media/module';
 import { notifications } from './notifications/module';
 import { social } from './social/module';
 import { web } from './web/module';
+import { search } from './search/module';
 import { outboxCapability } from './outbox/module';
 import { migrate, migrationList, type AppliedMigration, type Migration } from './store/migration';
 import type { Sqlite } from './store/sqlite';
@@ -16,7 +17,7 @@ import type { TaskTable } from './workers/context';
 import type { WriterSetup } from './writer/writer';
 
 /** The capabilities, in the order their routes are registered. */
-const MODULES: readonly Capability[] = [accounts, media, social, links, notifications, web];
+const MODULES: readonly Capability[] = [accounts, media, social, links, notifications, search, web];
 
 /** The outbox serves the others, so it is made from them. */
 export const CAPABILITIES: readonly Capability[] = [outboxCapability(MODULES), ...MODULES];

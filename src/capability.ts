@@ -66,6 +66,8 @@ export type StatusSection = Record<string, string | number | boolean | null | Re
 
 export interface StatusContext {
   config: Config;
+  /** For stores a capability keeps in files of its own (search.db). */
+  dataDir: string;
   sqlite: Sqlite;
   hot: HotStore;
 }

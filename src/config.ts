@@ -59,6 +59,8 @@ export const configSchema = z.strictObject({
     /** The first retry's delay after a 429 or 5xx; each next one doubles it. */
     retry_base_ms: z.number().int().min(1).max(600_000),
   }),
+  // At least the largest bulk request the indexer sends (core/write-budget.ts, maxBatch).
+  search: z.strictObject({ queue_capacity: z.number().int().min(1000).max(1_000_000) }),
   web: z.strictObject({ enabled: z.boolean() }),
 });
 

@@ -15,6 +15,8 @@ export const SCENARIOS: Record<string, { script: string; args: string[]; about: 
   limiter: { script: 'limiter.js', args: [], about: 'shared limiter checks/s vs a bare LMDB read-modify-write' },
   mixed: { script: 'mixed.js', args: [], about: 'redirects with posts being created beside them vs redirects alone' },
   'notify-ws': { script: 'notify-ws.js', args: [], about: '10,000 open sockets, a storm of likes to 1,000 of them: 204 → socket message' },
+  search: { script: 'search.js', args: ['search'], about: 'GET /api/search per tier vs timeline reads; indexing posts/s' },
+  suggest: { script: 'search.js', args: ['suggest'], about: 'GET /api/suggest p50 with 1,000 vs 1,000,000 past queries' },
 };
 
 export function benchCommand(scenario: string | undefined, extra: string[]): Promise<void> {

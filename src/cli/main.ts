@@ -9,6 +9,7 @@ import { benchCommand } from './bench';
 import { flagsClearCommand, flagsListCommand } from './flags';
 import { importCommand } from './import';
 import { IMPORT_FORMATS } from '../core/link-import';
+import { reindexCommand } from './reindex';
 
 function withCommon(cmd: Command): Command {
   return cmd
@@ -62,6 +63,9 @@ export function buildProgram(): Command {
     .requiredOption('--user <user>', 'the user who gets the links (handle, @handle or user id)')
     .option('--dry-run', 'check every entry and report, writing nothing', false)
     .action((format, file, opts) => importCommand(format, file, opts));
+  withCommon(program.command('reindex').description('rebuild the search index from the stored posts (safe while the server runs)'))
+    .option('--json', 'print one JSON line', false)
+    .action((opts) => reindexCommand(opts));
 
   withCommon(program.command('status').description('show store counts, queue lags and node leases'))
     .option('--json', 'print JSON', false)
@@ -70,7 +74,7 @@ export function buildProgram(): Command {
   program
     .command('bench')
     .description('run a benchmark scenario (without one: list them); figures are ratios to a baseline run alongside')
-    .argument('[scenario]', 'redirect, posts, timeline, fanout, readwrite, limiter or mixed')
+    .argument('[scenario]', 'redirect, posts, timeline, fanout, readwrite, limiter, mixed, search or suggest')
     .argument('[args...]', 'passed to the scenario (e.g. seconds per round)')
     .action((scenario: string | undefined, args: string[]) => benchCommand(scenario, args));
 

@@ -20,7 +20,7 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
   const hot = commandHotStore(dir);
   try {
     const sections: Record<string, StatusSection> = {};
-    for (const c of CAPABILITIES) if (c.status) sections[c.name] = c.status({ config, sqlite: db, hot });
+    for (const c of CAPABILITIES) if (c.status) sections[c.name] = c.status({ config, dataDir: dir, sqlite: db, hot });
     const status = {
       data_dir: dir,
       schema_version: currentSchemaVersion(db),

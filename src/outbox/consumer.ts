@@ -32,6 +32,12 @@ export interface OutboxConsumer<R = unknown> {
    * the last task answered (undefined before one succeeded). Default: none.
    */
   gapMs?(last: R | undefined): number;
+  /**
+   * For a consumer that may stop before the end of its range (a throttled one: search indexing),
+   * the last event its task processed, from what it answered; the position moves only that far,
+   * and the rest waits for the next run. Default: the whole range.
+   */
+  doneUpTo?(result: R): number;
   /** Prefix of its lag gauges in /metrics (`<prefix>_events`, `<prefix>_seconds`). */
   lagMetric?: string;
   /**
@@ -61,7 +67,11 @@ export async function dispatchOutbox(consumer: OutboxConsumer, ctx: BackgroundCo
     const task: { start: number; result: unknown } = { start: performance.now(), result: undefined };
     lastTasks.set(consumer, task);
     task.result = await ctx.runTask(consumer.tasks, consumer.task, range as never);
-    await writes.run('advanceConsumer', { name: consumer.name, seq: range.upTo, now: new Date().toISOString() });
+    const upTo = consumer.doneUpTo ? Math.max(last, Math.min(range.upTo, consumer.doneUpTo(task.result))) : range.upTo;
+    if (upTo > last) await writes.run('advanceConsumer', { name: consumer.name, seq: upTo, now: new Date().toISOString() });
+    // A task that stopped early waits for its next run (and its gap), even at shutdown: what it
+    // left stays in the outbox for the next start.
+    if (upTo < range.upTo) return;
     if (!final && range.upTo - last < consumer.batch) return;
   }
 }

@@ -1,0 +1,218 @@
+// The search capability: full-text search of posts in an embedded engine (SQLite FTS5 in
+// search.db, embedded-engine.ts), kept up to date by an indexing consumer of the outbox in
+// partitions that share one adaptive write budget (indexer.ts, budget.ts); and query suggestions
+// from decaying counts of every search (query-stream.ts, counting.ts, suggestions.ts).
+// docs/search.md has the decisions and their reasons.
+import { Counter, Gauge } from 'prom-client';
+import type { Capability } from '../capability';
+import { halfLifeMs } from '../core/decay';
+import type { OutboxConsumer } from '../outbox/consumer';
+import { outboxOf } from '../outbox/store';
+import type { BackgroundContext } from '../server/background';
+import { SocialStore } from '../social/store';
+import { SharedBudget } from './budget';
+import { INDEX_PARTITIONS, type IndexResult } from './indexer';
+import { MIGRATIONS } from './migrations';
+import { QueryStream, openQueryStream, queryStreamDepth } from './query-stream';
+import { RelevanceSnapshots, snapshotCount, sweepSnapshots } from './relevance-snapshots';
+import { searchRoutes } from './routes';
+import { SearchService } from './service';
+import { QueryCountStore, SearchIndexStore, openSearchDb } from './store';
+import { SuggestionIndex } from './suggestions';
+import { SEARCH_TASKS, indexTaskName } from './tasks';
+
+/** The outbox position of an indexing partition; the partition count is in the name, so a change of it starts afresh. */
+export function indexConsumerName(partition: number): string {
+  return `search_index_${partition}_of_${INDEX_PARTITIONS}`;
+}
+
+export const INDEX_CONSUMERS: ReadonlyArray<OutboxConsumer<IndexResult>> = Array.from({ length: INDEX_PARTITIONS }, (_, p) => ({
+  name: indexConsumerName(p),
+  tasks: SEARCH_TASKS,
+  task: indexTaskName(p),
+  batch: 2000,
+  // Woken when new events are durable (the outbox signal); the tick only catches up after a wait.
+  everyMs: 50,
+  // The next task waits for the budget's schedule, or for the back-off after a rejection.
+  gapMs: (last) => (last ? last.elapsedMs + last.waitMs : 0),
+  // The position moves only past what the engine accepted.
+  doneUpTo: (result) => result.upTo,
+}));
+
+/** How often the supervisor looks for queued writes to apply, and the most one apply task runs. */
+const APPLY_EVERY_MS = 50;
+const APPLY_RUN_MS = 200;
+/** How often the query stream is counted: well within the minute a new query may take to appear. */
+const COUNT_EVERY_MS = 1000;
+/** How often relevance rankings older than their TTL are removed. */
+const SWEEP_EVERY_MS = 60_000;
+
+/** The supervisor's own connection to the engine's database, for its checks and gauges. */
+const supervisorIndexes = new WeakMap<BackgroundContext, SearchIndexStore>();
+function supervisorIndex(ctx: BackgroundContext): SearchIndexStore {
+  let s = supervisorIndexes.get(ctx);
+  if (!s) supervisorIndexes.set(ctx, (s = new SearchIndexStore(openSearchDb(ctx.dataDir))));
+  return s;
+}
+
+export const search: Capability = {
+  name: 'search',
+  migrations: MIGRATIONS,
+  tasks: SEARCH_TASKS,
+  consumers: INDEX_CONSUMERS,
+  async prepare(ctx) {
+    // The engine's database is made here, before any thread opens it. An index never built (a
+    // new install, or posts made before search existed) is built from the posts once; the
+    // consumers then replay the outbox they have not seen, which changes nothing it already has.
+    if (supervisorIndex(ctx).meta('built_at') === undefined) await ctx.runTask(SEARCH_TASKS, 'search.rebuildIndex');
+    // Suggestion lists are hot state: rebuilt from the stored counts when missing, or when the
+    // half-life they were scored with changed.
+    if (new SuggestionIndex(ctx.hot).needsRebuild(halfLifeMs(ctx.config.suggest.half_life_hours))) {
+      await ctx.runTask(SEARCH_TASKS, 'search.rebuildSuggestions');
+    }
+  },
+  jobs: (ctx) => {
+    const stream = openQueryStream(ctx.hot);
+    return [
+      {
+        name: 'search.apply',
+        everyMs: APPLY_EVERY_MS,
+        flushOnStop: true,
+        async run(c) {
+          if (supervisorIndex(c).queueDepth() > 0) await c.runTask(SEARCH_TASKS, 'search.apply', { maxMs: APPLY_RUN_MS });
+        },
+      },
+      {
+        name: 'search.count',
+        everyMs: COUNT_EVERY_MS,
+        flushOnStop: true,
+        async run(c) {
+          if (queryStreamDepth(stream) > 0) await c.runTask(SEARCH_TASKS, 'search.count');
+        },
+      },
+      {
+        name: 'search.sweepSnapshots',
+        everyMs: SWEEP_EVERY_MS,
+        run: (c) => sweepSnapshots(c.hot).then(() => undefined),
+      },
+    ];
+  },
+  gauges(registry, ctx) {
+    const budget = new SharedBudget(ctx.hot);
+    const stream = openQueryStream(ctx.hot);
+    const capacity = ctx.config.search.queue_capacity;
+    new Gauge({
+      name: 'perch_search_queue_depth',
+      help: "Writes waiting in the search engine's write queue.",
+      registers: [registry],
+      collect() {
+        this.set(supervisorIndex(ctx).queueDepth());
+      },
+    });
+    new Gauge({
+      name: 'perch_search_queue_capacity',
+      help: "The most writes the search engine's write queue holds.",
+      registers: [registry],
+      collect() {
+        this.set(capacity);
+      },
+    });
+    new Gauge({
+      name: 'perch_search_budget_batch',
+      help: 'The indexing write budget: writes per bulk request, shared by every partition.',
+      registers: [registry],
+      collect() {
+        this.set(budget.read().batch);
+      },
+    });
+    new Gauge({
+      name: 'perch_search_budget_rate',
+      help: 'The indexing write budget: bulk requests per second, shared by every partition.',
+      registers: [registry],
+      collect() {
+        this.set(budget.read().rate);
+      },
+    });
+    // Counted by the pool threads in the shared budget record; reported as they stand.
+    const counters: Array<[string, string, (r: ReturnType<SharedBudget['read']>) => number]> = [
+      ['perch_search_bulk_requests_total', 'Bulk requests the indexer sent to the search engine.', (r) => r.bulks],
+      ['perch_search_bulk_rejections_total', 'Bulk requests the search engine rejected (queue full or unavailable).', (r) => r.rejections],
+      ['perch_search_indexed_writes_total', 'Index and delete writes the search engine accepted.', (r) => r.accepted],
+      ['perch_search_budget_decreases_total', 'Times the indexing write budget was halved.', (r) => r.decreases],
+    ];
+    for (const [name, help, value] of counters) {
+      new Counter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(value(budget.read()));
+        },
+      });
+    }
+    new Gauge({
+      name: 'perch_search_index_lag_events',
+      help: 'Outbox events not yet processed by an indexing partition.',
+      labelNames: ['partition'],
+      registers: [registry],
+      collect() {
+        const outbox = outboxOf(ctx.sqlite);
+        for (let p = 0; p < INDEX_PARTITIONS; p++) this.set({ partition: String(p) }, outbox.lag(indexConsumerName(p)).events);
+      },
+    });
+    new Gauge({
+      name: 'perch_search_relevance_snapshots',
+      help: 'Relevance rankings kept for the next pages of their searches.',
+      registers: [registry],
+      collect() {
+        this.set(snapshotCount(ctx.hot));
+      },
+    });
+    new Gauge({
+      name: 'perch_search_query_stream_entries',
+      help: 'Batches of answered search queries not yet counted toward suggestions.',
+      registers: [registry],
+      collect() {
+        this.set(queryStreamDepth(stream));
+      },
+    });
+  },
+  http(ctx) {
+    const index = new SearchIndexStore(openSearchDb(ctx.dataDir));
+    const stream = new QueryStream(ctx.hot, ctx.nodeId);
+    const service = new SearchService(
+      index,
+      new SocialStore(ctx.sqlite),
+      new SuggestionIndex(ctx.hot),
+      new RelevanceSnapshots(ctx.hot, ctx.nodeId),
+      stream,
+      halfLifeMs(ctx.config.suggest.half_life_hours),
+    );
+    return {
+      routes: searchRoutes(service, ctx.limits, ctx.cursors),
+      async close() {
+        await stream.close();
+        index.db.close();
+      },
+    };
+  },
+  status({ config, sqlite, hot, dataDir }) {
+    const index = new SearchIndexStore(openSearchDb(dataDir));
+    try {
+      const b = new SharedBudget(hot).read();
+      const outbox = outboxOf(sqlite);
+      const lag: Record<string, number> = {};
+      for (let p = 0; p < INDEX_PARTITIONS; p++) lag[`partition_${p}`] = outbox.lag(indexConsumerName(p)).events;
+      return {
+        indexed_posts: index.documents(),
+        queue: { depth: index.queueDepth(), capacity: config.search.queue_capacity },
+        budget: { batch: b.batch, rate_per_second: b.rate, rejections: b.rejections },
+        index_lag_events: lag,
+        queries_counted: new QueryCountStore(sqlite).queries(),
+      };
+    } finally {
+      index.db.close();
+    }
+  },
+};

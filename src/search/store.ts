@@ -1,0 +1,236 @@
+// All of search's SQL: the engine's database (search.db: the FTS5 index, its write queue, its
+// meta data), the main database's posts and outbox as the indexer and `perch reindex` read them,
+// and the query counts behind suggestions. Post ids are 64-bit: bound as bigint and read with
+// safeIntegers, never as a JavaScript number.
+import Database, { type Statement } from 'better-sqlite3';
+import { join } from 'node:path';
+import type { Sqlite } from '../store/sqlite';
+import type { DecayedCount } from '../core/decay';
+import { INDEX_SCHEMA } from './migrations';
+
+export function searchDbPath(dataDir: string): string {
+  return join(dataDir, 'search.db');
+}
+
+export interface SearchDbOptions {
+  /**
+   * How long a statement waits for another connection's write lock before failing with
+   * SQLITE_BUSY. The indexer keeps it short: a busy engine answers as a rejection, and the
+   * budget backs off, instead of holding a pool thread.
+   */
+  busyTimeoutMs?: number;
+  /** Sync every commit (the write queue's acceptance is durable); the index alone can be rebuilt. */
+  synchronous?: 'FULL' | 'NORMAL';
+}
+
+/** Opens (creating if needed) the engine's database and brings its schema up to date. */
+export function openSearchDb(dataDir: string, opts: SearchDbOptions = {}): Sqlite {
+  const db = new Database(searchDbPath(dataDir));
+  db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 10_000}`);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
+  const current = db.pragma('user_version', { simple: true }) as number;
+  const pending = INDEX_SCHEMA.filter((s) => s.version > current);
+  if (pending.length > 0) {
+    db.transaction(() => {
+      // Another process may have migrated it meanwhile: look again inside the write lock.
+      const now = db.pragma('user_version', { simple: true }) as number;
+      for (const s of INDEX_SCHEMA) {
+        if (s.version <= now) continue;
+        db.exec(s.sql);
+        db.pragma(`user_version = ${s.version}`);
+      }
+    }).immediate();
+  }
+  return db;
+}
+
+/** A queued write: index a post's text (`text` set) or remove it (`text` null). */
+export interface QueuedOp {
+  seq: number;
+  postId: bigint;
+  text: string | null;
+}
+
+/** The engine's database: the index, the write queue and meta data. */
+export class SearchIndexStore {
+  private readonly s: {
+    depth: Statement;
+    enqueue: Statement;
+    queued: Statement;
+    dequeue: Statement;
+    upsert: Statement;
+    remove: Statement;
+    recent: Statement;
+    relevant: Statement;
+    documents: Statement;
+    getMeta: Statement;
+    setMeta: Statement;
+    command: Statement;
+    clearQueue: Statement;
+  };
+
+  constructor(readonly db: Sqlite) {
+    this.s = {
+      // Rows leave the queue only from its head, and sequence numbers are never reused: the queue
+      // is the contiguous range MIN..MAX, two lookups in the rowid tree whatever its length.
+      depth: db.prepare('SELECT COALESCE(MAX(seq) - MIN(seq) + 1, 0) FROM write_queue').pluck(),
+      enqueue: db.prepare('INSERT INTO write_queue (post_id, text) VALUES (?, ?)'),
+      queued: db.prepare('SELECT seq, post_id, text FROM write_queue ORDER BY seq LIMIT ?').raw().safeIntegers(true),
+      dequeue: db.prepare('DELETE FROM write_queue WHERE seq <= ?'),
+      upsert: db.prepare('INSERT OR REPLACE INTO posts_fts (rowid, text) VALUES (?, ?)'),
+      remove: db.prepare('DELETE FROM posts_fts WHERE rowid = ?'),
+      recent: db.prepare('SELECT rowid FROM posts_fts WHERE posts_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?').pluck().safeIntegers(true),
+      // bm25() is lower for a better match. Equal scores go newest first.
+      relevant: db.prepare('SELECT rowid FROM posts_fts WHERE posts_fts MATCH ? ORDER BY bm25(posts_fts), rowid DESC LIMIT ?').pluck().safeIntegers(true),
+      documents: db.prepare('SELECT COUNT(*) FROM posts_fts').pluck(),
+      getMeta: db.prepare('SELECT value FROM engine_meta WHERE key = ?').pluck(),
+      setMeta: db.prepare('INSERT INTO engine_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
+      command: db.prepare('INSERT INTO posts_fts (posts_fts) VALUES (?)'),
+      clearQueue: db.prepare('DELETE FROM write_queue'),
+    };
+  }
+
+  /** Writes waiting in the queue. */
+  queueDepth(): number {
+    return this.s.depth.get() as number;
+  }
+
+  /** Appends writes to the queue, in the caller's transaction. */
+  enqueue(ops: ReadonlyArray<{ postId: bigint; text: string | null }>): void {
+    for (const op of ops) this.s.enqueue.run(op.postId, op.text);
+  }
+
+  /** The oldest `limit` queued writes, in order. */
+  queued(limit: number): QueuedOp[] {
+    return (this.s.queued.all(limit) as Array<[bigint, bigint, string | null]>).map(([seq, postId, text]) => ({ seq: Number(seq), postId, text }));
+  }
+
+  /** Applies queued writes to the index and removes them from the queue, in the caller's transaction. */
+  apply(ops: readonly QueuedOp[]): void {
+    if (ops.length === 0) return;
+    for (const op of ops) {
+      if (op.text === null) this.s.remove.run(op.postId);
+      else this.s.upsert.run(op.postId, op.text);
+    }
+    this.s.dequeue.run(ops[ops.length - 1].seq);
+  }
+
+  /** Ids of matching posts below `before`, newest first. */
+  recent(match: string, before: bigint, limit: number): bigint[] {
+    return this.s.recent.all(match, before, limit) as bigint[];
+  }
+
+  /** Ids of the best `limit` matching posts, best first (BM25), equal scores newest first. */
+  relevant(match: string, limit: number): bigint[] {
+    return this.s.relevant.all(match, limit) as bigint[];
+  }
+
+  /** Posts in the index. */
+  documents(): number {
+    return this.s.documents.get() as number;
+  }
+
+  meta(key: string): string | undefined {
+    return this.s.getMeta.get(key) as string | undefined;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.s.setMeta.run(key, value);
+  }
+
+  /** Empties the index and the queue, in the caller's transaction. */
+  clear(): void {
+    this.s.command.run('delete-all');
+    this.s.clearQueue.run();
+  }
+
+  /** Adds a post that is not in the index yet (a rebuild), in the caller's transaction. */
+  insert(postId: bigint, text: string): void {
+    this.s.upsert.run(postId, text);
+  }
+
+  /** Merges the index's segments into one, for the fastest reads (after a rebuild). */
+  optimize(): void {
+    this.s.command.run('optimize');
+  }
+}
+
+/** An outbox event the indexer acts on, with the post as it is now (null text: gone). */
+export type PostEventRow = [seq: bigint, type: 'post_created' | 'post_deleted', postId: bigint, text: string | null];
+
+/** What the indexer and a rebuild read of the main database. */
+export class IndexSourceStore {
+  private readonly eventsStmt: Statement;
+  private readonly livePostsStmt: Statement;
+
+  constructor(db: Sqlite) {
+    this.eventsStmt = db
+      .prepare(
+        `SELECT e.seq, e.type, CAST(e.post_id AS INTEGER), CASE WHEN p.deleted_at IS NULL THEN p.text END
+         FROM events e LEFT JOIN posts p ON p.id = CAST(e.post_id AS INTEGER)
+         WHERE e.seq > ? AND e.seq <= ? AND e.type IN ('post_created', 'post_deleted') ORDER BY e.seq`,
+      )
+      .raw()
+      .safeIntegers(true);
+    this.livePostsStmt = db.prepare('SELECT id, text FROM posts WHERE deleted_at IS NULL').raw().safeIntegers(true);
+  }
+
+  /** The post events in (after, upTo], in order, each with the post's text unless it is deleted. */
+  postEvents(after: number, upTo: number): PostEventRow[] {
+    return this.eventsStmt.all(after, upTo) as PostEventRow[];
+  }
+
+  /** Every live post, [id, text], read in one snapshot. */
+  livePosts(): IterableIterator<[bigint, string]> {
+    return this.livePostsStmt.iterate() as IterableIterator<[bigint, string]>;
+  }
+}
+
+/** The decaying counts of past queries (migration 8). */
+export class QueryCountStore {
+  private readonly getStmt: Statement;
+  private readonly putStmt: Statement;
+  private readonly batchStmt: Statement;
+  private readonly setBatchStmt: Statement;
+  private readonly sortedStmt: Statement;
+  private readonly countStmt: Statement;
+
+  constructor(readonly db: Sqlite) {
+    this.getStmt = db.prepare('SELECT count, updated_ms FROM search_query_counts WHERE query = ?').raw();
+    this.putStmt = db.prepare(
+      'INSERT INTO search_query_counts (query, count, updated_ms) VALUES (?, ?, ?) ON CONFLICT(query) DO UPDATE SET count = excluded.count, updated_ms = excluded.updated_ms',
+    );
+    this.batchStmt = db.prepare('SELECT stream_keys FROM search_count_batch WHERE id = 1').pluck();
+    this.setBatchStmt = db.prepare('INSERT INTO search_count_batch (id, stream_keys) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET stream_keys = excluded.stream_keys');
+    this.sortedStmt = db.prepare('SELECT query, count, updated_ms FROM search_query_counts ORDER BY query').raw();
+    this.countStmt = db.prepare('SELECT COUNT(*) FROM search_query_counts').pluck();
+  }
+
+  get(query: string): DecayedCount | null {
+    const row = this.getStmt.get(query) as [number, number] | undefined;
+    return row ? { count: row[0], updatedMs: row[1] } : null;
+  }
+
+  put(query: string, c: DecayedCount): void {
+    this.putStmt.run(query, c.count, c.updatedMs);
+  }
+
+  /** The stream entries the last counted batch came from (JSON), if any. */
+  lastBatch(): string | undefined {
+    return this.batchStmt.get() as string | undefined;
+  }
+
+  setLastBatch(streamKeys: string): void {
+    this.setBatchStmt.run(streamKeys);
+  }
+
+  /** Every query with its count, sorted by query (byte order), read in one snapshot. */
+  sorted(): IterableIterator<[string, number, number]> {
+    return this.sortedStmt.iterate() as IterableIterator<[string, number, number]>;
+  }
+
+  queries(): number {
+    return this.countStmt.get() as number;
+  }
+}

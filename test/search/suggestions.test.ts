@@ -1,0 +1,121 @@
+// Suggestions below HTTP: the counting task over a real stream (LMDB), counts (SQLite) and lists;
+// lists maintained batch by batch equal lists built from the counts in one pass; a batch is
+// counted once even when a crash falls between its two commits; lookups rank by decayed count.
+import t from 'tap';
+import { seededInts } from '../fixtures/random';
+import { halfLifeMs, rankScore } from '../../src/core/decay';
+import { MAX_PREFIX_CHARS } from '../../src/core/search-query';
+import { TOP_K, listedPrefixes, type Scored } from '../../src/core/suggestions';
+import { countQueries } from '../../src/search/counting';
+import { QueryStream, openQueryStream, queryStreamDepth } from '../../src/search/query-stream';
+import { QueryCountStore } from '../../src/search/store';
+import { SuggestionIndex } from '../../src/search/suggestions';
+import { searchFixture } from './helpers';
+
+const H = halfLifeMs(1);
+const T0 = Date.UTC(2026, 10, 1);
+
+async function pushAll(stream: QueryStream, hits: Array<[string, number]>): Promise<void> {
+  for (const [q, ms] of hits) stream.push(q, ms);
+  await stream.close();
+}
+
+function storedLists(s: SuggestionIndex): Map<string, Scored[]> {
+  s.lists.resetReadTxn();
+  return new Map([...s.lists.getRange({})].map(({ key, value }) => [key, value]));
+}
+
+t.test('lists kept batch by batch equal lists built from the counts', async (t) => {
+  const f = await searchFixture(t);
+  const counts = new QueryCountStore(f.db);
+  const suggestions = new SuggestionIndex(f.hot);
+  const streamDb = openQueryStream(f.hot);
+  const stream = new QueryStream(f.hot, 7);
+  const rand = seededInts(3);
+  const letters = ['a', 'b', 'c', 'é'];
+  let now = T0;
+  for (let round = 0; round < 12; round++) {
+    const hits: Array<[string, number]> = [];
+    for (let i = 0; i < 80; i++) {
+      let q = '';
+      for (let k = 0, n = 1 + rand(4); k < n; k++) q += letters[rand(letters.length)];
+      if (rand(5) === 0) q += ' ' + letters[rand(2)];
+      hits.push([q, now + rand(1000)]);
+    }
+    now += 20 * 60 * 1000;
+    await pushAll(stream, hits);
+    countQueries({ stream: streamDb, counts, suggestions, halfLifeMs: H });
+    t.equal(queryStreamDepth(streamDb), 0, `round ${round}: the stream is empty`);
+  }
+  const sorted = [...counts.sorted()].map(([q, c, u]): Scored => [q, rankScore({ count: c, updatedMs: u }, H)]);
+  const expected = new Map(listedPrefixes(sorted, TOP_K, MAX_PREFIX_CHARS));
+  t.ok(expected.size > 5, `${expected.size} listed prefixes of ${counts.queries()} queries`);
+  t.same(storedLists(suggestions), expected, 'the same prefixes listed, each with the same top K');
+  t.equal(suggestions.size(), counts.queries());
+
+  // And a rebuild from the counts gives the same again.
+  const rebuilt = suggestions.rebuild(counts.sorted(), H);
+  t.same(rebuilt, { queries: counts.queries(), lists: expected.size });
+  t.same(storedLists(suggestions), expected);
+  t.equal(suggestions.needsRebuild(H), false);
+  t.equal(suggestions.needsRebuild(halfLifeMs(2)), true, 'a new half-life needs new scores');
+});
+
+t.test('a batch is counted once when a crash falls between its SQLite and LMDB commits', async (t) => {
+  const f = await searchFixture(t);
+  const counts = new QueryCountStore(f.db);
+  const suggestions = new SuggestionIndex(f.hot);
+  const streamDb = openQueryStream(f.hot);
+  await pushAll(new QueryStream(f.hot, 7), [
+    ['kittens', T0],
+    ['kittens', T0],
+    ['kitchen', T0],
+  ]);
+  const crashing = Object.create(suggestions) as SuggestionIndex;
+  crashing.apply = () => {
+    throw new Error('crash');
+  };
+  t.throws(() => countQueries({ stream: streamDb, counts, suggestions: crashing, halfLifeMs: H }), /crash/);
+  t.same(counts.get('kittens'), { count: 2, updatedMs: T0 }, 'SQLite committed');
+  t.equal(queryStreamDepth(streamDb), 1, 'the stream entry is still there');
+  t.equal(countQueries({ stream: streamDb, counts, suggestions, halfLifeMs: H }), 0, 'nothing counted again');
+  t.same(counts.get('kittens'), { count: 2, updatedMs: T0 });
+  t.equal(queryStreamDepth(streamDb), 0);
+  t.same(suggestions.lookup('kit', 10, T0, H), [
+    { query: 'kittens', volume: 2 },
+    { query: 'kitchen', volume: 1 },
+  ]);
+});
+
+t.test('lookups: by decayed volume, ties by query, limited; listed and unlisted prefixes alike', async (t) => {
+  const f = await searchFixture(t);
+  const counts = new QueryCountStore(f.db);
+  const suggestions = new SuggestionIndex(f.hot);
+  const streamDb = openQueryStream(f.hot);
+  const hits: Array<[string, number]> = [];
+  // 30 queries under "pre" (a listed prefix), each searched i + 1 times; and "old" searched 64
+  // times five hours before the others.
+  for (let i = 0; i < 30; i++) for (let k = 0; k <= i; k++) hits.push([`pre ${String(i).padStart(2, '0')}`, T0]);
+  for (let k = 0; k < 64; k++) hits.push(['pre old', T0 - 5 * H]);
+  await pushAll(new QueryStream(f.hot, 7), hits);
+  countQueries({ stream: streamDb, counts, suggestions, halfLifeMs: H });
+  t.ok(suggestions.lists.get('pre') !== undefined, '"pre" has a list');
+  t.equal(suggestions.lists.get('pre 0'), undefined, '"pre 0" (10 queries) has none');
+  t.same(suggestions.lookup('pre', 3, T0, H), [
+    { query: 'pre 29', volume: 30 },
+    { query: 'pre 28', volume: 29 },
+    { query: 'pre 27', volume: 28 },
+  ]);
+  t.same(suggestions.lookup('pre 0', 3, T0, H), [
+    { query: 'pre 09', volume: 10 },
+    { query: 'pre 08', volume: 9 },
+    { query: 'pre 07', volume: 8 },
+  ]);
+  t.same(suggestions.lookup('pre o', 5, T0, H), [{ query: 'pre old', volume: 2 }], '64 halved five times');
+  t.same(suggestions.lookup('pre 2', 20, T0 + 3 * H, H).slice(0, 3), [
+    { query: 'pre 28', volume: 4 },
+    { query: 'pre 29', volume: 4 },
+    { query: 'pre 20', volume: 3 },
+  ], 'three half-lives later 29/8 and 30/8 both round to 4, and 21/8 to 27/8 to 3: ties by query');
+  t.same(suggestions.lookup('zzz', 10, T0, H), []);
+});
