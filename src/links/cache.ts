@@ -27,6 +27,8 @@ export type CacheEntry = [string, number, number, number];
  */
 export const TOMBSTONE = -1;
 
+function ignoreFailure(): void {}
+
 function onCacheWriteError(err: unknown): void {
   log.error('redirect cache write failed', errorFields(err));
 }
@@ -77,7 +79,8 @@ export class RedirectCache {
     const p = db.transaction(() => {
       const current = db.get(code);
       if (current !== undefined && current[1] === TOMBSTONE && current[2] >= e[2]) return;
-      db.put(code, e);
+      // Its promise fails with the transaction's, which is handled below.
+      db.put(code, e).catch(ignoreFailure);
     });
     if (p !== this.lastWrite) {
       this.lastWrite = p;

@@ -4,6 +4,12 @@
 // no two threads write one key, so a plain write is enough, and a key whose process is gone (a
 // crash) is ignored by readers and cleared by the next start.
 import type { HotStore, LmdbDb } from '../store/lmdb';
+import { errorFields, log } from '../log';
+
+/** A presence record that could not be written (a full disk): pushes may go to an open socket's user. */
+function onPresenceWriteError(err: unknown): void {
+  log.error('presence write failed', errorFields(err));
+}
 
 const DB = 'ws_presence';
 const SEPARATOR = '\u0000';
@@ -57,17 +63,21 @@ export class ThreadPresence {
   opened(userId: string): void {
     const n = (this.counts.get(userId) ?? 0) + 1;
     this.counts.set(userId, n);
-    this.db.putSync(this.key(userId), n);
+    try {
+      this.db.putSync(this.key(userId), n);
+    } catch (err) {
+      onPresenceWriteError(err);
+    }
   }
 
   closed(userId: string): void {
     const n = (this.counts.get(userId) ?? 0) - 1;
     if (n > 0) {
       this.counts.set(userId, n);
-      void this.db.put(this.key(userId), n);
+      this.db.put(this.key(userId), n).catch(onPresenceWriteError);
     } else {
       this.counts.delete(userId);
-      void this.db.remove(this.key(userId));
+      this.db.remove(this.key(userId)).catch(onPresenceWriteError);
     }
   }
 

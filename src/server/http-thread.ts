@@ -7,6 +7,7 @@ import { PrincipalCache, revocationVersion } from '../accounts/key-cache';
 import { createThreadMetrics } from '../http/metrics';
 import { Router, inFlight } from '../http/router';
 import { loadNativeUws } from '../http/uws';
+import { tolerateHotStoreCommitFailures } from '../store/lmdb';
 import { CAPABILITIES, signalNames, writerSetup } from '../capabilities';
 import type { CapabilityThread } from '../capability';
 import { Writer } from '../writer/writer';
@@ -21,6 +22,7 @@ const port = parentPort!;
 const send = (m: ToSupervisor) => port.postMessage(m);
 
 setLogLevel(data.config.log.level);
+tolerateHotStoreCommitFailures();
 const uws = loadNativeUws();
 const metrics = createThreadMetrics();
 // The server's writer runs here when this is its only HTTP thread (server/writer.ts says why).

@@ -13,7 +13,7 @@ import { aggregateMetrics, type MetricsJson } from '../http/metrics';
 import { loadNativeUws } from '../http/uws';
 import { openSqlite, type Sqlite } from '../store/sqlite';
 import { migrate } from '../store/migration';
-import { openHotStore, type HotStore } from '../store/lmdb';
+import { openHotStore, tolerateHotStoreCommitFailures, type HotStore } from '../store/lmdb';
 import { leaseNodeId, liveLeases } from '../store/node-lease';
 import { CAPABILITIES, allMigrations, signalNames } from '../capabilities';
 import { WriterClient } from '../writer/client';
@@ -93,6 +93,7 @@ export interface ServeOptions {
 export async function serve(opts: ServeOptions): Promise<void> {
   const { config } = opts;
   setLogLevel(config.log.level);
+  tolerateHotStoreCommitFailures();
   loadNativeUws();
   const dataDir = ensureDataDir(opts.dataDir);
 

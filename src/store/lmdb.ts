@@ -14,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, openSync, readSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { LMDB_HEADER_READ_BYTES, lmdbHeaderProblem } from '../core/lmdb-header';
+import { log } from '../log';
 
 export type LmdbDb<V = unknown, K extends import('lmdb').Key = import('lmdb').Key> = LmdbDatabase<V, K>;
 
@@ -227,4 +228,38 @@ export function openHotStore(dataDir: string, options: OpenHotStoreOptions = {})
     markRebuilt: () => void state.removeSync(REBUILD_PENDING),
     close: () => root.close(),
   };
+}
+
+/**
+ * What lmdb-js rejects an un-awaited write with when its transaction could not commit, or the
+ * promise it rejects with the cause (lmdb-js keeps its reject function on that promise).
+ */
+function isHotStoreCommitFailure(reason: unknown, promise: Promise<unknown>): boolean {
+  if (reason instanceof Error && reason.message.startsWith('Commit failed') && 'commitError' in reason) return true;
+  return typeof (promise as Promise<unknown> & { reject?: unknown }).reject === 'function';
+}
+
+let toleratingCommitFailures = false;
+let lastCommitFailureLog = 0;
+
+/**
+ * lmdb-js rejects promises of its own, which no caller can handle, when a batch of un-awaited
+ * writes cannot commit (a full disk): left alone, each would end the thread as an unhandled
+ * rejection. The writes that fail are hot state (a click batch, a cache fill) and their callers
+ * log them; this logs the rest at most once a second and keeps the thread serving. Any other
+ * unhandled rejection still ends the thread, as before.
+ */
+export function tolerateHotStoreCommitFailures(): void {
+  if (toleratingCommitFailures) return;
+  toleratingCommitFailures = true;
+  process.on('unhandledRejection', (reason, promise) => {
+    if (!isHotStoreCommitFailure(reason, promise)) throw reason;
+    const commitError = (reason as { commitError?: unknown } | null)?.commitError;
+    if (commitError instanceof Promise) commitError.catch(() => {});
+    const now = Date.now();
+    if (now - lastCommitFailureLog >= 1000) {
+      lastCommitFailureLog = now;
+      log.error('hot store write failed', { error: reason instanceof Error ? reason.message : String(reason) });
+    }
+  });
 }

@@ -5,6 +5,7 @@
 // above it even if the wall clock has stepped back in between.
 import { threadId } from 'node:worker_threads';
 import { IdGenerator, MAX_NODE_ID } from '../core/snowflake';
+import { errorFields, log } from '../log';
 import type { HotStore, NodeLease } from './lmdb';
 
 export const LEASE_TTL_MS = 60_000;
@@ -49,12 +50,17 @@ export function leaseNodeId(hot: HotStore, now: () => number = Date.now): Leased
   const nodeId = acquired.nodeId;
 
   const renew = () => {
-    leases.transactionSync(() => {
-      const lease = leases.get(nodeId);
-      if (lease && lease.pid === process.pid && lease.threadId === threadId) {
-        leases.putSync(nodeId, { ...lease, expiresAt: now() + LEASE_TTL_MS, lastMs: ids.lastTimestampMs });
-      }
-    });
+    try {
+      leases.transactionSync(() => {
+        const lease = leases.get(nodeId);
+        if (lease && lease.pid === process.pid && lease.threadId === threadId) {
+          leases.putSync(nodeId, { ...lease, expiresAt: now() + LEASE_TTL_MS, lastMs: ids.lastTimestampMs });
+        }
+      });
+    } catch (err) {
+      // A full disk, say: the lease still holds for a while, and the next renewal tries again.
+      log.error('node lease renewal failed', { node_id: nodeId, ...errorFields(err) });
+    }
   };
   const timer = setInterval(renew, RENEW_EVERY_MS);
   timer.unref();

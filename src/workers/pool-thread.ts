@@ -4,7 +4,7 @@
 import { workerData } from 'node:worker_threads';
 import type { Config } from '../config';
 import { openSqlite } from '../store/sqlite';
-import { openHotStore } from '../store/lmdb';
+import { openHotStore, tolerateHotStoreCommitFailures } from '../store/lmdb';
 import { setLogLevel } from '../log';
 import { ThreadPubSub } from '../pubsub/port';
 import { allTasks } from '../capabilities';
@@ -12,6 +12,8 @@ import type { TaskContext, TaskHandler, TaskRequest } from './context';
 
 /** Every capability's tasks, and a round trip through the pool for checks of the pool itself. */
 const TASKS: Record<string, TaskHandler> = { ping: () => 'pong', ...allTasks() };
+
+tolerateHotStoreCommitFailures();
 
 let ctx: TaskContext | undefined;
 

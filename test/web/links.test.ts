@@ -132,7 +132,8 @@ t.test('shorten a link, follow the short URL, and see the click in the chart', a
   t.equal(await page.$eval(`td[data-date="${today}"]`, (e: any) => e.textContent), '1', "today's bar, in the chart's table");
   t.equal(await page.$$eval('table.daily tbody tr', (rows: any[]) => rows.length), 30, 'thirty days');
   const referrers = await page.$$eval('table.counts tbody tr', (rows: any[]) => rows.map((r) => r.textContent));
-  t.same(referrers, ['news.example1'], 'the referrer host and its count');
+  // The referrers' table comes first; the browsers' and systems' tables follow it.
+  t.equal(referrers[0], 'news.example1', 'the referrer host and its count');
   await noSeriousViolations(t, 'link details');
 });
 
