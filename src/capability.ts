@@ -9,6 +9,7 @@ import type { AccountStore } from './accounts/store';
 import type { CursorCodec } from './core/cursor';
 import type { RawRoute, Route } from './http/router';
 import type { ThreadMetrics } from './http/metrics';
+import type { ProxyList } from './http/client-ip';
 import type { OutboxConsumer, OutboxPosition } from './outbox/consumer';
 import type { PubSub } from './pubsub/port';
 import type { RateLimits } from './ratelimit/policies';
@@ -41,8 +42,8 @@ export interface ThreadContext {
   /** The counters the writer raises once a change is durable (server/signals.ts). */
   signals: Signals;
   metrics: ThreadMetrics;
-  /** Client addresses whose X-Forwarded-For is believed (server.trusted_proxies). */
-  trustedProxies: ReadonlySet<string>;
+  /** Peers whose X-Forwarded-For is believed (server.trusted_proxies: addresses and ranges). */
+  trustedProxies: ProxyList;
   threadIndex: number;
 }
 

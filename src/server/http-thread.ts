@@ -1,16 +1,20 @@
 // Entry point of one HTTP thread: its own uWS app on the shared port, its own store handles.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { us_listen_socket } from 'uWebSockets.js';
-import { setLogLevel, log, errorFields } from '../log';
+import { configureLog, log, errorFields } from '../log';
 import { hashApiKey } from '../core/api-key';
 import { PrincipalCache, revocationVersion } from '../accounts/key-cache';
 import { createThreadMetrics } from '../http/metrics';
 import { Router, inFlight } from '../http/router';
+import { wrapApp } from '../http/app-wrap';
+import { CorsPolicy } from '../http/cors';
 import { loadNativeUws } from '../http/uws';
 import { CAPABILITIES, signalNames, writerSetup } from '../capabilities';
 import type { CapabilityThread } from '../capability';
 import { Writer } from '../writer/writer';
 import { WriterClient } from '../writer/client';
+import { answersQuery } from '../store/sqlite';
+import { hotStoreOpen } from '../store/lmdb';
 import { openThreadContext } from './thread-context';
 import { systemRoutes } from './routes';
 import { Signals } from './signals';
@@ -20,7 +24,7 @@ const data = workerData as ThreadData;
 const port = parentPort!;
 const send = (m: ToSupervisor) => port.postMessage(m);
 
-setLogLevel(data.config.log.level);
+configureLog(data.config.log);
 const uws = loadNativeUws();
 const metrics = createThreadMetrics();
 // The server's writer runs here when this is its only HTTP thread (server/writer.ts says why).
@@ -61,14 +65,15 @@ const router = new Router({
   observe: metrics.observe,
   threadIndex: data.threadIndex,
 });
-router.add(...systemRoutes({ fetchAggregatedMetrics }));
+router.add(...systemRoutes({ fetchAggregatedMetrics, ready: () => answersQuery(ctx.sqlite) && hotStoreOpen(ctx.hot) }));
 for (const part of parts) {
   if (part.routes) router.add(...part.routes);
   if (part.rawRoutes) router.addRaw(...part.rawRoutes);
 }
 
 const app = uws.App();
-router.mount(app);
+// CORS and the access log apply to every route (http/app-wrap.ts).
+router.mount(wrapApp(app, { cors: new CorsPolicy(data.config.server.cors_origins), accessLog: data.config.log.access, trustedProxies: ctx.trustedProxies, observe: metrics.observe }));
 
 let listenSocket: us_listen_socket | null = null;
 app.listen(data.config.server.host, data.port, (sock) => {

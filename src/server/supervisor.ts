@@ -7,8 +7,14 @@ import { join, resolve } from 'node:path';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { Registry, Gauge } from 'prom-client';
 import type { Config } from '../config';
+import { resolveLogFormat } from '../core/log-line';
+import { secureDataDir } from '../store/data-dir';
+import { registerServer, unregisterServer } from '../store/server-registry';
+import { VERSION } from '../version';
+import { groupCommitMetrics, processMetrics } from './process-metrics';
+import { effectivePublicOrigin } from './public-origin';
 import { IpBuckets } from '../ratelimit/ip-buckets';
-import { log, errorFields, setLogLevel } from '../log';
+import { log, errorFields, configureLog } from '../log';
 import { aggregateMetrics, type MetricsJson } from '../http/metrics';
 import { loadNativeUws } from '../http/uws';
 import { openSqlite, type Sqlite } from '../store/sqlite';
@@ -71,10 +77,12 @@ export interface ServeOptions {
 }
 
 export async function serve(opts: ServeOptions): Promise<void> {
-  const { config } = opts;
-  setLogLevel(config.log.level);
+  // Threads cannot tell whether stdout is a terminal (theirs is a pipe to this one): decided here.
+  let config: Config = { ...opts.config, log: { ...opts.config.log, format: resolveLogFormat(opts.config.log.format, process.stdout.isTTY === true) } };
+  configureLog(config.log);
   loadNativeUws();
   const dataDir = ensureDataDir(opts.dataDir);
+  secureDataDir(dataDir);
 
   let sqlite: Sqlite;
   try {
@@ -87,6 +95,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const hot: HotStore = openHotStore(dataDir);
 
   const port = await claimPort(config.server.host, config.server.port);
+  // Short URLs, the own-origin guard and the web client's policy follow the port really taken.
+  config = { ...config, server: { ...config.server, public_origin: effectivePublicOrigin(config, port) } };
 
   const lease = leaseNodeId(hot);
   const pool = createPool(config, dataDir);
@@ -131,22 +141,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const writerStats = new Float64Array(new SharedArrayBuffer(16));
   const redirectTable = IpBuckets.allocate();
   const writerShared: WriterShared = { stats: writerStats.buffer as SharedArrayBuffer, signals: signals.buffer };
-  new Gauge({
-    name: 'perch_group_commits',
-    help: 'Group transactions committed by the writer since start that carried requested writes.',
-    registers: [supervisorRegistry],
-    collect() {
-      this.set(writerStats[0]);
-    },
-  });
-  new Gauge({
-    name: 'perch_group_commit_writes',
-    help: 'Requested writes committed by the writer since start (divide by perch_group_commits for the mean batch).',
-    registers: [supervisorRegistry],
-    collect() {
-      this.set(writerStats[1]);
-    },
-  });
+  groupCommitMetrics(supervisorRegistry, writerStats);
+  processMetrics(supervisorRegistry);
 
   const threads: ThreadHandle[] = [];
   let shuttingDown = false;
@@ -183,7 +179,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
       threadEnds.push(port2);
     }
     threadEnds.push(supervisorChannel.port2);
-    const workerData: WriterData = { dataDir, logLevel: config.log.level, ports: threadEnds, ...writerShared };
+    const workerData: WriterData = { dataDir, logLevel: config.log.level, logFormat: config.log.format, ports: threadEnds, ...writerShared };
     const worker = new Worker(join(__dirname, '..', 'writer', 'thread.js'), { workerData, transferList: threadEnds });
     let resolveExit!: () => void;
     writer = { worker, exited: new Promise((r) => (resolveExit = r)) };
@@ -314,6 +310,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     await Promise.all(threads.map((t) => t.exited));
     try {
       await pool.destroy();
+      unregisterServer(hot);
       lease.release();
       sqlite.close();
       await hot.close();
@@ -338,5 +335,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     await shutdown(1);
   }
   background = startBackground(CAPABILITIES.flatMap((c) => c.jobs?.(bgContext) ?? []), bgContext);
-  log.notice('listening', { host: config.server.host, port, threads: threads.length, data: dataDir, url: `http://${config.server.host}:${port}` });
+  const url = `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${port}`;
+  registerServer(hot, { pid: process.pid, version: VERSION, startedAt: new Date().toISOString(), host: config.server.host, port, publicOrigin: config.server.public_origin, threads: threads.length });
+  log.notice('listening', { host: config.server.host, port, threads: threads.length, data: dataDir, url, public_origin: config.server.public_origin, version: VERSION });
 }

@@ -38,6 +38,7 @@ t.test('many links within seconds: flagged, throttled with 429, then cleared by 
   const r = await shorten(server, spammer, { url: 'https://fine.example/' });
   t.equal(r.status, 429);
   t.equal(r.json.error, 'rate_limited');
+  t.equal(r.json.limit, 'anomaly', 'the body names the limit: the detector, not a bucket');
   t.type(r.json.message, 'string');
   t.ok(r.json.retry_after_seconds > 500 && r.json.retry_after_seconds <= 600, `retry after the cool-off: ${r.json.retry_after_seconds}`);
   t.equal(r.headers.get('retry-after'), String(r.json.retry_after_seconds));
