@@ -1,6 +1,8 @@
 // `perch` — the command line of the appliance.
 import { Command, CommanderError, Option } from 'commander';
-import { fail, intOption } from './common';
+import { fail, ignoreClosedOutput, intOption } from './common';
+import { PRIVATE_UMASK } from '../store/data-dir';
+import { VERSION } from '../version';
 import { serveCommand } from './serve';
 import { migrateCommand } from './migrate';
 import { keygenCommand, keysListCommand, keysRevokeCommand } from './keys';
@@ -10,14 +12,14 @@ import { flagsClearCommand, flagsListCommand } from './flags';
 
 function withCommon(cmd: Command): Command {
   return cmd
-    .option('--data <dir>', 'data directory', './data')
+    .option('--data <dir>', 'data directory (default: PERCH_DATA, else the config\'s "data", else ./data)')
     .option('--config <file>', 'JSON file deep-merged over config/default.json');
 }
 
 export function buildProgram(): Command {
   const program = new Command('perch')
     .description('A self-hosted short-link service and microblog in one appliance.')
-    .version(require('../../../package.json').version as string)
+    .version(VERSION)
     .showSuggestionAfterError(true);
 
   withCommon(program.command('serve').description('run the HTTP server'))
@@ -72,6 +74,9 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // Everything perch creates (the database, LMDB, media, backups) is for its own user only.
+  process.umask(PRIVATE_UMASK);
+  ignoreClosedOutput();
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
