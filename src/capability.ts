@@ -96,4 +96,14 @@ export interface Capability {
   http?(ctx: ThreadContext): CapabilityThread;
   /** Lines of `perch status`. */
   status?(ctx: StatusContext): StatusSection;
+  /**
+   * Files under the data directory that rows of `db` refer to, as paths relative to it: what
+   * `perch backup` copies beside a snapshot `db` of the database (backup/backup.ts).
+   */
+  backupFiles?(db: Sqlite): Iterable<string>;
+  /**
+   * Puts back what this capability keeps in an empty hot store and cannot do without, from the
+   * durable store (`perch restore`; caches and queues that fill themselves need nothing).
+   */
+  rebuildHot?(ctx: StatusContext): void;
 }

@@ -9,6 +9,7 @@ import { keygenCommand, keysListCommand, keysRevokeCommand } from './keys';
 import { statusCommand } from './status';
 import { benchCommand } from './bench';
 import { flagsClearCommand, flagsListCommand } from './flags';
+import { backupCommand, restoreCommand } from './backup';
 
 function withCommon(cmd: Command): Command {
   return cmd
@@ -55,6 +56,13 @@ export function buildProgram(): Command {
   withCommon(program.command('status').description('show store counts, queue lags and node leases'))
     .option('--json', 'print JSON', false)
     .action((opts) => statusCommand(opts));
+
+  withCommon(program.command('backup').description('write a consistent snapshot of the data directory into DIR (new or empty), while the server runs or not').argument('<dir>', 'where the backup goes'))
+    .option('--json', 'print the manifest as JSON', false)
+    .action((dir: string, opts) => backupCommand(dir, opts));
+
+  withCommon(program.command('restore').description('make a data directory (absent or empty) from a backup in DIR').argument('<dir>', 'a directory written by perch backup'))
+    .action((dir: string, opts) => restoreCommand(dir, opts));
 
   program
     .command('bench')

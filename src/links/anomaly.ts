@@ -48,6 +48,17 @@ export function runDetector(store: LinkStore, mirror: LmdbDb<number, string>, co
   return verdicts.map((v) => v.userId);
 }
 
+/** Mirrors every active flag from SQLite into an empty mirror (perch restore); returns how many. */
+export function rebuildFlagMirror(store: LinkStore, mirror: LmdbDb<number, string>, nowMs = Date.now()): number {
+  let n = 0;
+  for (const f of store.flags()) {
+    if (!isActive(f, nowMs)) continue;
+    mirror.putSync(f.user_id, f.until_ms);
+    n++;
+  }
+  return n;
+}
+
 /** Lifts a user's flag in SQLite and in the mirror; false when there was no active flag. */
 export function clearFlag(store: LinkStore, mirror: LmdbDb<number, string>, userId: string, nowMs = Date.now()): boolean {
   const f = store.flag(userId);

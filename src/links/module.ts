@@ -4,7 +4,7 @@
 import { Gauge } from 'prom-client';
 import type { Capability } from '../capability';
 import { log } from '../log';
-import { openFlagMirror } from './anomaly';
+import { openFlagMirror, rebuildFlagMirror } from './anomaly';
 import { clickQueueState, openClickQueue } from './clicks';
 import { CodePool } from './code-pool';
 import { MIGRATIONS } from './migrations';
@@ -116,6 +116,13 @@ export const links: Capability = {
       }),
       close: () => service.close(),
     };
+  },
+
+  // The flags are the one part of the hot state a request relies on without a way back to
+  // SQLite (POST /api/shorten reads only the mirror); the redirect cache fills from SQLite, the
+  // code pool is filled before listening, the click queue starts empty.
+  rebuildHot({ sqlite, hot }) {
+    rebuildFlagMirror(new LinkStore(sqlite), openFlagMirror(hot));
   },
 
   status({ sqlite, hot }) {
