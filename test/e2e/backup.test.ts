@@ -251,3 +251,26 @@ t.test('refusals: nothing is touched', async (t) => {
   t.same(readdirSync(into).sort(), ['lmdb', 'perch.db']);
   t.equal(JSON.parse((await runCli(['keys', 'list', '--json', '--data', into])).stdout).length, 1);
 });
+
+t.test('an account flagged by the spam detector is still throttled in the restored copy', async (t) => {
+  const strict = { anomaly: { max_links: 3, window_seconds: 10, max_same_domain: 100, domain_window_seconds: 60, cooloff_seconds: 600 } };
+  const server = await startServer({ config: strict });
+  t.teardown(() => server.close());
+  const spammer = await server.keygen('spammer');
+  for (let i = 0; i < 4; i++) await server.post('/api/shorten', { key: spammer.key, json: { url: `https://s${i}.example/` } });
+  let flagged = false;
+  for (let i = 0; i < 200 && !flagged; i++) {
+    flagged = JSON.parse((await server.cli(['flags', 'list', '--json'])).stdout).some((f: { handle: string }) => f.handle === 'spammer');
+    if (!flagged) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.ok(flagged, 'flagged');
+  const target = join(dir(), 'b');
+  t.equal((await server.cli(['backup', target])).code, 0);
+  const copy = join(dir(), 'copy');
+  t.equal((await runCli(['restore', target, '--data', copy])).code, 0);
+  const restored = await startServer({ dataDir: copy, config: strict });
+  t.teardown(() => restored.close());
+  const r = await restored.post('/api/shorten', { key: spammer.key, json: { url: 'https://fine.example/' } });
+  t.equal(r.status, 429);
+  t.equal(r.json.limit, 'anomaly', 'the flag came back with the restore');
+});
