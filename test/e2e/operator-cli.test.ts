@@ -152,6 +152,23 @@ t.test('output into a closed pipe ends quietly with exit 0 (perch status | head 
   t.ok(full.stdout.length > 128 * 1024, `the whole list is ${full.stdout.length} bytes: more than a pipe's buffer (64 KiB)`);
 });
 
+t.test('perch --version prints the version, and help names the new commands', async (t) => {
+  const v = await runCli(['--version']);
+  t.equal(v.code, 0);
+  t.equal(v.stdout, `${VERSION}\n`);
+  const help = await runCli(['--help']);
+  t.match(help.stdout, /^\s+backup \[options\] <dir>\s+write a consistent snapshot/m);
+  t.match(help.stdout, /^\s+restore \[options\] <dir>\s+make a data directory/m);
+  for (const cmd of ['backup', 'restore']) {
+    const r = await runCli([cmd, '--help']);
+    t.equal(r.code, 0, `${cmd} --help`);
+    t.match(r.stdout.replace(/\s+/g, ' '), /--data <dir> data directory \(default: PERCH_DATA, else the config's "data", else \.\/data\)/);
+  }
+  const missing = await runCli(['backup']);
+  t.equal(missing.code, 2, 'backup without a directory is a bad flag');
+  t.equal(missing.stderr.trim().split('\n').length, 1);
+});
+
 t.test('another Node.js: serve says perch needs Node 20; engines says so too', async (t) => {
   const preload = join(ROOT, 'dist', 'test', 'fixtures', 'other-node.js');
   const r = await runCli(['serve', '--port', '0', '--data', dir()], { NODE_OPTIONS: `--require ${preload}` });
