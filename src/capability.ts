@@ -9,7 +9,6 @@ import type { AccountStore } from './accounts/store';
 import type { CursorCodec } from './core/cursor';
 import type { RawRoute, Route } from './http/router';
 import type { ThreadMetrics } from './http/metrics';
-import type { ProxyList } from './http/client-ip';
 import type { OutboxConsumer, OutboxPosition } from './outbox/consumer';
 import type { PubSub } from './pubsub/port';
 import type { RateLimits } from './ratelimit/policies';
@@ -42,8 +41,8 @@ export interface ThreadContext {
   /** The counters the writer raises once a change is durable (server/signals.ts). */
   signals: Signals;
   metrics: ThreadMetrics;
-  /** Peers whose X-Forwarded-For is believed (server.trusted_proxies: addresses and ranges). */
-  trustedProxies: ProxyList;
+  /** Client addresses whose X-Forwarded-For is believed (server.trusted_proxies). */
+  trustedProxies: ReadonlySet<string>;
   threadIndex: number;
 }
 
@@ -94,16 +93,17 @@ export interface Capability {
   gauges?(registry: Registry, ctx: BackgroundContext): void;
   /** Opens the capability in an HTTP thread: its routes and what they use. */
   http?(ctx: ThreadContext): CapabilityThread;
+  /**
+   * Puts back, from SQLite, hot state that does not refill itself, after a damaged LMDB was
+   * replaced by an empty one (store/lmdb.ts): caches, queues and timelines refill on their own.
+   */
+  rebuildHot?(sqlite: Sqlite, hot: HotStore): void;
   /** Lines of `perch status`. */
   status?(ctx: StatusContext): StatusSection;
   /**
    * Files under the data directory that rows of `db` refer to, as paths relative to it: what
-   * `perch backup` copies beside a snapshot `db` of the database (backup/backup.ts).
+   * `perch backup` copies beside a snapshot `db` of the database (backup/backup.ts). `perch
+   * restore` starts with an empty hot store and calls rebuildHot.
    */
   backupFiles?(db: Sqlite): Iterable<string>;
-  /**
-   * Puts back what this capability keeps in an empty hot store and cannot do without, from the
-   * durable store (`perch restore`; caches and queues that fill themselves need nothing).
-   */
-  rebuildHot?(ctx: StatusContext): void;
 }

@@ -8,7 +8,13 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
 let threshold = RANK.info;
-let format: LogFormat = 'json';
+/**
+ * The variable that carries the resolved format to every thread: `perch serve` resolves
+ * log.format once, on the main thread (a worker's stdout is never a terminal), and sets it
+ * before any thread starts; threads start with a copy of the environment.
+ */
+export const LOG_FORMAT_VARIABLE = 'PERCH_LOG_FORMAT';
+let format: LogFormat = process.env[LOG_FORMAT_VARIABLE] === 'human' ? 'human' : 'json';
 
 export function setLogLevel(level: LogLevel): void {
   threshold = RANK[level];

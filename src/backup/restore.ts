@@ -76,7 +76,7 @@ export async function restoreBackup(source: string, dataDir: string, config: Con
       applied = migrateAll(db);
       const hot = openHotStore(staging);
       try {
-        for (const c of CAPABILITIES) c.rebuildHot?.({ config, sqlite: db, hot });
+        for (const c of CAPABILITIES) c.rebuildHot?.(db, hot);
       } finally {
         await hot.close();
       }

@@ -1,7 +1,9 @@
 // server.trusted_proxies: which peers' X-Forwarded-For is believed. Entries are single addresses
 // (`10.0.0.7`, `::1`) or CIDR ranges (`10.0.0.0/8`, `fd00::/8`), matched with node:net's
 // BlockList. The decision is cached per address: a server sees few distinct peers (its proxies),
-// and the redirect path asks once per request.
+// and the redirect path asks once per request. It is a ReadonlySet of the configured entries
+// whose `has` answers for every address they cover, so that code written for a set of exact
+// addresses (http/client-ip.ts) takes ranges unchanged.
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 
 export interface ProxyEntry {
@@ -33,9 +35,8 @@ export function parseProxyEntry(entry: string): ProxyEntry | null {
 /** Decisions kept per address before the cache starts over (X-Forwarded-For hops are asked too). */
 const CACHE_MAX = 10_000;
 
-export class TrustedProxies {
-  /** How many entries were configured: 0 means X-Forwarded-For is never read. */
-  readonly size: number;
+export class TrustedProxies implements ReadonlySet<string> {
+  private readonly entries_: ReadonlySet<string>;
   private readonly list = new BlockList();
   private readonly decisions = new Map<string, boolean>();
 
@@ -46,7 +47,29 @@ export class TrustedProxies {
       if (!p) throw new Error(`not an IP address or CIDR range: ${e}`);
       this.list.addSubnet(p.address, p.prefix, p.family);
     }
-    this.size = entries.length;
+    this.entries_ = new Set(entries);
+  }
+
+  /** How many entries were configured: 0 means X-Forwarded-For is never read. */
+  get size(): number {
+    return this.entries_.size;
+  }
+
+  // The configured entries, as a set of them would show them.
+  forEach(fn: (value: string, key: string, set: ReadonlySet<string>) => void, thisArg?: unknown): void {
+    this.entries_.forEach((v) => fn.call(thisArg, v, v, this));
+  }
+  entries(): SetIterator<[string, string]> {
+    return this.entries_.entries() as SetIterator<[string, string]>;
+  }
+  keys(): SetIterator<string> {
+    return this.entries_.keys() as SetIterator<string>;
+  }
+  values(): SetIterator<string> {
+    return this.entries_.values() as SetIterator<string>;
+  }
+  [Symbol.iterator](): SetIterator<string> {
+    return this.values();
   }
 
   /** Whether `address` (as the socket or a proxy wrote it) is a trusted proxy. */

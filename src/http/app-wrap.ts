@@ -5,7 +5,7 @@
 // answer preflights, and the hot paths are registered exactly as they were.
 import type { HttpRequest, HttpResponse, RecognizedString, TemplatedApp } from 'uWebSockets.js';
 import { log } from '../log';
-import { clientIp, type ProxyList } from './client-ip';
+import { clientIp } from './client-ip';
 import { isPreflight, type CorsPolicy } from './cors';
 
 type Handler = (res: HttpResponse, req: HttpRequest) => unknown;
@@ -14,7 +14,7 @@ export interface AppWrapOptions {
   cors: CorsPolicy;
   /** Write one log line per answered request (log.access). */
   accessLog: boolean;
-  trustedProxies: ProxyList;
+  trustedProxies: ReadonlySet<string>;
   /** Counts preflights in the request metrics (router.ts counts the rest). */
   observe(route: string, method: string, status: number, seconds: number): void;
 }
@@ -64,7 +64,7 @@ interface AccessEntry {
 
 const decoder = new TextDecoder();
 
-function startEntry(res: HttpResponse, req: HttpRequest, trusted: ProxyList): AccessEntry {
+function startEntry(res: HttpResponse, req: HttpRequest, trusted: ReadonlySet<string>): AccessEntry {
   let ip = decoder.decode(res.getRemoteAddressAsText());
   if (trusted.size !== 0) ip = clientIp(ip, req.getHeader('x-forwarded-for'), trusted);
   // The path only: a query string can carry a credential (`/ws?access_token=`).

@@ -2,15 +2,6 @@
 // proxy, in which case the right-most X-Forwarded-For entry that is not itself a trusted proxy.
 // Taking the left-most entry would let any client pick its own rate-limit identity.
 
-/**
- * The trusted proxies as clientIp asks about them: core/trusted-proxies.ts (addresses and CIDR
- * ranges, decisions cached per address); a Set of exact addresses fits too.
- */
-export interface ProxyList {
-  readonly size: number;
-  has(address: string): boolean;
-}
-
 /** uWS renders IPv4 peers of a dual-stack socket as IPv4-mapped IPv6; show them as IPv4. */
 export function normaliseIp(ip: string): string {
   const s = ip.trim().toLowerCase();
@@ -24,7 +15,7 @@ export function normaliseIp(ip: string): string {
   return s;
 }
 
-export function clientIp(peerIp: string, forwardedFor: string, trustedProxies: ProxyList): string {
+export function clientIp(peerIp: string, forwardedFor: string, trustedProxies: ReadonlySet<string>): string {
   const peer = normaliseIp(peerIp);
   if (trustedProxies.size === 0 || !trustedProxies.has(peer) || !forwardedFor) return peer;
   const hops = forwardedFor.split(',');

@@ -48,7 +48,20 @@ export function runDetector(store: LinkStore, mirror: LmdbDb<number, string>, co
   return verdicts.map((v) => v.userId);
 }
 
-/** Mirrors every active flag from SQLite into an empty mirror (perch restore); returns how many. */
+/** Lifts a user's flag in SQLite and in the mirror; false when there was no active flag. */
+export function clearFlag(store: LinkStore, mirror: LmdbDb<number, string>, userId: string, nowMs = Date.now()): boolean {
+  const f = store.flag(userId);
+  const wasActive = f !== undefined && isActive(f, nowMs);
+  if (f) store.clearFlag(userId, nowMs);
+  mirror.removeSync(userId);
+  return wasActive;
+}
+
+/**
+ * Puts every active flag from SQLite back into the mirror: after the hot store was replaced by
+ * an empty one (store/lmdb.ts), a flagged account would otherwise create links freely until its
+ * cool-off ended, since the detector gives an active flag no second verdict. Returns the flags put.
+ */
 export function rebuildFlagMirror(store: LinkStore, mirror: LmdbDb<number, string>, nowMs = Date.now()): number {
   let n = 0;
   for (const f of store.flags()) {
@@ -57,13 +70,4 @@ export function rebuildFlagMirror(store: LinkStore, mirror: LmdbDb<number, strin
     n++;
   }
   return n;
-}
-
-/** Lifts a user's flag in SQLite and in the mirror; false when there was no active flag. */
-export function clearFlag(store: LinkStore, mirror: LmdbDb<number, string>, userId: string, nowMs = Date.now()): boolean {
-  const f = store.flag(userId);
-  const wasActive = f !== undefined && isActive(f, nowMs);
-  if (f) store.clearFlag(userId, nowMs);
-  mirror.removeSync(userId);
-  return wasActive;
 }

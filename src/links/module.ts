@@ -118,12 +118,8 @@ export const links: Capability = {
     };
   },
 
-  // The flags are the one part of the hot state a request relies on without a way back to
-  // SQLite (POST /api/shorten reads only the mirror); the redirect cache fills from SQLite, the
-  // code pool is filled before listening, the click queue starts empty.
-  rebuildHot({ sqlite, hot }) {
-    rebuildFlagMirror(new LinkStore(sqlite), openFlagMirror(hot));
-  },
+  // The anomaly flags' mirror is the one piece of hot state that nothing else refills.
+  rebuildHot: (sqlite, hot) => rebuildFlagMirror(new LinkStore(sqlite), openFlagMirror(hot)),
 
   status({ sqlite, hot }) {
     const queue = clickQueueState(openClickQueue(hot));

@@ -8,7 +8,7 @@ import { referrerHost } from '../core/clicks';
 import { isCodeShaped } from '../core/short-code';
 import { BotMemo } from '../core/user-agent';
 import type { BucketDecision } from '../core/token-bucket';
-import { clientIp, type ProxyList } from '../http/client-ip';
+import { clientIp } from '../http/client-ip';
 import { endHead, type RawRoute } from '../http/router';
 import type { IpBuckets } from '../ratelimit/ip-buckets';
 import type { RedirectCache } from './cache';
@@ -20,7 +20,7 @@ export interface RedirectDeps {
   cache: RedirectCache;
   clicks: ClickQueue;
   limiter: IpBuckets;
-  trustedProxies: ProxyList;
+  trustedProxies: ReadonlySet<string>;
   observe(route: string, method: string, status: number, seconds: number): void;
   /** Counts a 429 in perch_rate_limit_rejections_total under the limiter's name. */
   rejected(limit: string): void;
@@ -45,7 +45,7 @@ const NO_STORE = 'private, no-store';
 let cache: RedirectCache;
 let clicks: ClickQueue;
 let limiter: IpBuckets;
-let trusted: ProxyList;
+let trusted: ReadonlySet<string>;
 let trustedCount = 0;
 let observe: RedirectDeps['observe'];
 let rejected: RedirectDeps['rejected'];

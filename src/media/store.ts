@@ -6,11 +6,6 @@ import { mkdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync } from
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** Where a media file lives, relative to the data directory. */
-export function mediaFilePath(id: string): string {
-  return join('media', id);
-}
-
 export class MediaFiles {
   readonly dir: string;
 
@@ -89,4 +84,9 @@ export class MediaStore {
   byId(id: string): MediaRow | undefined {
     return this.byIdStmt.get(id) as MediaRow | undefined;
   }
+}
+
+/** Where a media file lives, relative to the data directory (MediaFiles writes it there). */
+export function mediaFilePath(id: string): string {
+  return join('media', id);
 }

@@ -1,7 +1,7 @@
 // Entry point of one HTTP thread: its own uWS app on the shared port, its own store handles.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { us_listen_socket } from 'uWebSockets.js';
-import { configureLog, log, errorFields } from '../log';
+import { setLogLevel, log, errorFields } from '../log';
 import { hashApiKey } from '../core/api-key';
 import { PrincipalCache, revocationVersion } from '../accounts/key-cache';
 import { createThreadMetrics } from '../http/metrics';
@@ -24,7 +24,7 @@ const data = workerData as ThreadData;
 const port = parentPort!;
 const send = (m: ToSupervisor) => port.postMessage(m);
 
-configureLog(data.config.log);
+setLogLevel(data.config.log.level);
 const uws = loadNativeUws();
 const metrics = createThreadMetrics();
 // The server's writer runs here when this is its only HTTP thread (server/writer.ts says why).

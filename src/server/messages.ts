@@ -29,8 +29,6 @@ export interface ThreadData {
 export interface WriterData extends WriterShared {
   dataDir: string;
   logLevel: Config['log']['level'];
-  /** The format the supervisor resolved (core/log-line.ts); JSON when absent. */
-  logFormat?: Config['log']['format'];
   /** One channel per HTTP thread, then the supervisor's (transferred). */
   ports: MessagePort[];
 }

@@ -14,7 +14,7 @@ import { VERSION } from '../version';
 import { groupCommitMetrics, processMetrics } from './process-metrics';
 import { effectivePublicOrigin } from './public-origin';
 import { IpBuckets } from '../ratelimit/ip-buckets';
-import { log, errorFields, configureLog } from '../log';
+import { log, errorFields, configureLog, LOG_FORMAT_VARIABLE } from '../log';
 import { aggregateMetrics, type MetricsJson } from '../http/metrics';
 import { loadNativeUws } from '../http/uws';
 import { openSqlite, type Sqlite } from '../store/sqlite';
@@ -80,6 +80,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   // Threads cannot tell whether stdout is a terminal (theirs is a pipe to this one): decided here.
   let config: Config = { ...opts.config, log: { ...opts.config.log, format: resolveLogFormat(opts.config.log.format, process.stdout.isTTY === true) } };
   configureLog(config.log);
+  process.env[LOG_FORMAT_VARIABLE] = config.log.format;
   loadNativeUws();
   const dataDir = ensureDataDir(opts.dataDir);
   secureDataDir(dataDir);
@@ -179,7 +180,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
       threadEnds.push(port2);
     }
     threadEnds.push(supervisorChannel.port2);
-    const workerData: WriterData = { dataDir, logLevel: config.log.level, logFormat: config.log.format, ports: threadEnds, ...writerShared };
+    const workerData: WriterData = { dataDir, logLevel: config.log.level, ports: threadEnds, ...writerShared };
     const worker = new Worker(join(__dirname, '..', 'writer', 'thread.js'), { workerData, transferList: threadEnds });
     let resolveExit!: () => void;
     writer = { worker, exited: new Promise((r) => (resolveExit = r)) };

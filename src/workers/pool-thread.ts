@@ -5,7 +5,7 @@ import { workerData } from 'node:worker_threads';
 import type { Config } from '../config';
 import { openSqlite } from '../store/sqlite';
 import { openHotStore } from '../store/lmdb';
-import { configureLog } from '../log';
+import { setLogLevel } from '../log';
 import { allTasks } from '../capabilities';
 import type { TaskContext, TaskHandler, TaskRequest } from './context';
 
@@ -17,7 +17,7 @@ let ctx: TaskContext | undefined;
 function context(): TaskContext {
   if (!ctx) {
     const { config, dataDir } = workerData as { config: Config; dataDir: string };
-    configureLog(config.log);
+    setLogLevel(config.log.level);
     ctx = { config, dataDir, sqlite: openSqlite(dataDir), hot: openHotStore(dataDir) };
   }
   return ctx;

@@ -3,7 +3,7 @@
 // it, made by the supervisor. This entry point is where the writer meets the capabilities: it
 // takes their operations, jobs and signals from the one list (capabilities.ts).
 import { parentPort, workerData } from 'node:worker_threads';
-import { configureLog } from '../log';
+import { setLogLevel } from '../log';
 import { signalNames, writerSetup } from '../capabilities';
 import { Signals } from '../server/signals';
 import type { ToWriter, WriterData, FromWriter } from '../server/messages';
@@ -11,7 +11,7 @@ import { Writer } from './writer';
 
 const data = workerData as WriterData;
 const control = parentPort!;
-configureLog({ level: data.logLevel, format: data.logFormat });
+setLogLevel(data.logLevel);
 
 const signals = new Signals(data.signals, signalNames());
 const writer = new Writer({

@@ -36,6 +36,8 @@ t.test('ranges match every address in them and no other', async (t) => {
   for (const [address, trusted] of cases) t.equal(p.has(address), trusted, address);
   // The decision is cached: asking again gives the same answer.
   for (const [address, trusted] of cases) t.equal(p.has(address), trusted, `${address} again`);
+  t.same([...p], ['10.0.0.0/8', '192.168.1.7', 'fd00::/8', '::1'], 'as a set, it holds the configured entries');
+  t.equal(p.has('10.0.0.0/8'), false, '...while has() asks about addresses');
   t.throws(() => new TrustedProxies(['10.0.0.0/40']), /not an IP address or CIDR range: 10\.0\.0\.0\/40/);
   t.equal(new TrustedProxies([]).has('127.0.0.1'), false, 'no entries: no one is trusted');
 });
