@@ -117,7 +117,7 @@ async function postsBench(): Promise<Record<string, unknown>> {
     // The writer's group commits over the warm-up and every measured round together.
     const metrics = (await server.get('/metrics')).text;
     const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
-    const commits = gauge('perch_group_commits');
+    const commits = gauge('perch_group_commits_total');
     // The second reference, after the comparison proper: the smallest durable group commit.
     await load({ ...postLoad(minimal.url), duration: 1 });
     const minimalRun = await load(postLoad(minimal.url));
@@ -128,7 +128,7 @@ async function postsBench(): Promise<Record<string, unknown>> {
       perch_errors: result.rounds.reduce((n, r) => n + r.perch.errors, 0),
       posts_stored: JSON.parse(posts).social.posts,
       group_commits: commits,
-      mean_batch: Number((gauge('perch_group_commit_writes') / commits).toFixed(1)),
+      mean_batch: Number((gauge('perch_group_commit_writes_total') / commits).toFixed(1)),
       minimal_group_commit_rps: Math.round(minimalRun.rps),
       minimal_group_commit_ratio: Number((minimalRun.rps / result.median.baseline.rps).toFixed(3)),
       perch_to_minimal_group_commit: Number((result.median.perch.rps / minimalRun.rps).toFixed(3)),

@@ -108,4 +108,10 @@ export interface Capability {
   rebuildHot?(sqlite: Sqlite, hot: HotStore): void;
   /** Lines of `perch status`. */
   status?(ctx: StatusContext): StatusSection;
+  /**
+   * Files under the data directory that rows of `db` refer to, as paths relative to it: what
+   * `perch backup` copies beside a snapshot `db` of the database (backup/backup.ts). `perch
+   * restore` starts with an empty hot store and calls rebuildHot.
+   */
+  backupFiles?(db: Sqlite): Iterable<string>;
 }

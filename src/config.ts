@@ -3,24 +3,39 @@
 // is validated by one strict zod schema, so an unknown key or a wrong type stops start-up with a
 // single line that names the offending key.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { isHttpOrigin } from './core/public-origin';
+import { parseProxyEntry } from './core/trusted-proxies';
 
 const positive = z.number().positive();
 const nonNegInt = z.number().int().nonnegative();
 const bucket = z.strictObject({ capacity: z.number().int().positive(), refill_per_second: positive });
 const failMode = z.enum(['open', 'closed']);
+/** "" (derive it from the listening address) or an http(s) origin. */
+const publicOrigin = z.string().refine((v) => v === '' || isHttpOrigin(v), {
+  message: 'expected an http(s) origin such as https://short.example, or "" to derive it from the listening address',
+});
+const proxyEntry = z.string().refine((v) => parseProxyEntry(v) !== null, { message: 'expected an IP address or a CIDR range such as 10.0.0.0/8' });
+const corsOrigin = z.string().refine((v) => v === '*' || isHttpOrigin(v), { message: 'expected "*" or an http(s) origin such as https://app.example' });
 
 export const configSchema = z.strictObject({
+  /** The data directory (PERCH_DATA, --data); relative to the config file that sets it, else to the working directory. */
+  data: z.string().min(1),
   server: z.strictObject({
     host: z.string().min(1),
     port: z.number().int().min(0).max(65535),
     threads: z.number().int().min(1).max(64),
-    public_origin: z.url(),
-    trusted_proxies: z.array(z.string().min(1)),
+    public_origin: publicOrigin,
+    trusted_proxies: z.array(proxyEntry),
+    cors_origins: z.array(corsOrigin),
     shutdown_timeout_seconds: z.number().positive().max(60),
   }),
-  log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']) }),
+  log: z.strictObject({
+    level: z.enum(['debug', 'info', 'warn', 'error', 'silent']),
+    format: z.enum(['auto', 'json', 'human']),
+    access: z.boolean(),
+  }),
   limits: z.strictObject({
     shorten: bucket.extend({ burst_per_second: z.number().int().positive(), daily_quota: z.number().int().positive() }),
     redirect: bucket,
@@ -135,6 +150,15 @@ function getPath(obj: Json, path: string[]): Json {
   return node;
 }
 
+/**
+ * A config file's relative `data` is relative to the file, so that the file means the same data
+ * directory whichever directory perch is started from.
+ */
+function withDataFrom(file: Json, path: string): Json {
+  if (!isPlainObject(file) || typeof file.data !== 'string' || file.data === '' || isAbsolute(file.data)) return file;
+  return { ...file, data: resolve(dirname(resolve(path)), file.data) };
+}
+
 export interface LoadOptions {
   file?: string;
   env?: NodeJS.ProcessEnv;
@@ -145,7 +169,7 @@ export interface LoadOptions {
 export function loadConfig(opts: LoadOptions = {}): Config {
   const defaults = readJsonFile(DEFAULT_CONFIG_PATH);
   let merged = defaults;
-  if (opts.file) merged = deepMerge(merged, readJsonFile(opts.file));
+  if (opts.file) merged = deepMerge(merged, withDataFrom(readJsonFile(opts.file), opts.file));
 
   const env = opts.env ?? process.env;
   const names = envNames(defaults);

@@ -1,15 +1,18 @@
-// Pieces every CLI command shares: option parsers, config loading and failure reporting.
+// Pieces every CLI command shares: option parsers, config loading, the data directory and failure
+// reporting.
 import { InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ensureDataDir } from '../server/supervisor';
+import { secureDataDir } from '../store/data-dir';
 import { sqlitePath } from '../store/sqlite';
 import { lmdbPath, openHotStore, type HotStore } from '../store/lmdb';
 import type { AccountStore, User } from '../accounts/store';
 
 export interface CommonOptions {
-  data: string;
+  /** --data: wins over PERCH_DATA and the config's `data` (config.ts). */
+  data?: string;
   config?: string;
 }
 
@@ -22,13 +25,26 @@ export function intOption(min: number, max: number) {
   };
 }
 
+/** The configuration of a command: defaults, --config, PERCH_ variables, then its flags (--data too). */
 export function commandConfig(opts: CommonOptions, overrides?: NonNullable<Parameters<typeof loadConfig>[0]>['overrides']): Config {
-  return loadConfig({ file: opts.config, overrides });
+  const flags = { ...overrides };
+  if (opts.data !== undefined) flags.data = opts.data;
+  return loadConfig({ file: opts.config, overrides: flags });
+}
+
+/** The data directory when nothing sets one (config/default.json): relative to the working directory. */
+const DEFAULT_DATA_DIR = './data';
+
+/** The data directory a command means, absolute: --data, PERCH_DATA, the config's `data`, ./data. */
+export function dataDirPath(opts: CommonOptions): string {
+  return resolve(opts.data ?? commandConfig(opts).data);
 }
 
 /** Opens (creating if needed) the data directory for a command. */
 export function dataDirOf(opts: CommonOptions): string {
-  return ensureDataDir(opts.data);
+  const dir = ensureDataDir(dataDirPath(opts));
+  secureDataDir(dir);
+  return dir;
 }
 
 /**
@@ -36,9 +52,23 @@ export function dataDirOf(opts: CommonOptions): string {
  * list, ...): a mistyped --data must not quietly make an empty store and report on it.
  */
 export function existingDataDirOf(opts: CommonOptions): string {
-  const dir = resolve(opts.data);
-  if (!existsSync(sqlitePath(dir))) throw new UsageError(`no perch data in ${dir} (perch migrate, keygen or serve creates it)`);
-  return ensureDataDir(dir);
+  const setting = opts.data ?? commandConfig(opts).data;
+  const dir = resolve(setting);
+  if (!existsSync(sqlitePath(dir))) {
+    // Said when no setting chose the directory, only the working directory.
+    const hint = opts.data === undefined && setting === DEFAULT_DATA_DIR ? '; set --data or PERCH_DATA' : '';
+    throw new UsageError(`no perch data in ${dir} (perch migrate, keygen or serve creates it${hint})`);
+  }
+  return dataDirOf({ ...opts, data: dir });
+}
+
+/**
+ * Names the data directory a command used, so that a command run from the wrong directory says
+ * so: on stdout before human output, on stderr when stdout carries JSON.
+ */
+export function announceDataDir(dir: string, opts: { json?: boolean; created?: boolean } = {}): void {
+  const line = `data directory ${dir}${opts.created ? ' (new)' : ''}\n`;
+  (opts.json ? process.stderr : process.stdout).write(line);
 }
 
 /**
@@ -71,4 +101,17 @@ export function fail(err: unknown): never {
 
 export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value) + '\n');
+}
+
+/**
+ * A reader that closed its end (`perch status | head -1`) is not a failure: output it no longer
+ * wants is dropped and the command ends as it would have, exit 0, without a stack trace.
+ */
+export function ignoreClosedOutput(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') return;
+      throw err;
+    });
+  }
 }

@@ -4,7 +4,8 @@ import { clearFlag, isActive, openFlagMirror } from '../links/anomaly';
 import { LinkStore } from '../links/store';
 import { openSqlite } from '../store/sqlite';
 import { migrateAll } from '../capabilities';
-import { commandConfig, existingDataDirOf, commandHotStore, printJson, userNamed, type CommonOptions } from './common';
+import { UsageError, announceDataDir, commandConfig, commandHotStore, existingDataDirOf, printJson, userNamed, type CommonOptions } from './common';
+import { alignColumns } from './format';
 
 interface ListOptions extends CommonOptions {
   json: boolean;
@@ -17,12 +18,13 @@ function open(opts: CommonOptions) {
   const db = openSqlite(dir);
   migrateAll(db);
   const hot = commandHotStore(dir);
-  return { db, hot, store: new LinkStore(db), accounts: new AccountStore(db) };
+  return { db, hot, dir, store: new LinkStore(db), accounts: new AccountStore(db) };
 }
 
 export async function flagsListCommand(opts: ListOptions): Promise<void> {
-  const { db, hot, store } = open(opts);
+  const { db, hot, dir, store } = open(opts);
   try {
+    announceDataDir(dir, { json: opts.json });
     const now = Date.now();
     const rows = store
       .flags()
@@ -44,10 +46,12 @@ export async function flagsListCommand(opts: ListOptions): Promise<void> {
       process.stdout.write('no flagged accounts\n');
       return;
     }
+    const table = [['USER', 'USER ID', 'FLAGGED', 'STATE', 'REASON']];
     for (const r of rows) {
       const state = r.active ? `until ${r.until}` : r.cleared_at ? `cleared ${r.cleared_at}` : `ended ${r.until}`;
-      process.stdout.write(`@${r.handle ?? '?'} (${r.user_id})  flagged ${r.flagged_at}  ${state}  ${r.reason}\n`);
+      table.push([`@${r.handle ?? '?'}`, r.user_id, r.flagged_at, state, r.reason]);
     }
+    for (const line of alignColumns(table)) process.stdout.write(line + '\n');
   } finally {
     db.close();
     await hot.close();
@@ -55,10 +59,11 @@ export async function flagsListCommand(opts: ListOptions): Promise<void> {
 }
 
 export async function flagsClearCommand(user: string, opts: CommonOptions): Promise<void> {
-  const { db, hot, store, accounts } = open(opts);
+  const { db, hot, dir, store, accounts } = open(opts);
   try {
     const u = userNamed(accounts, user);
-    if (!u) throw new Error(`no user ${user}`);
+    if (!u) throw new UsageError(`no user ${user}`);
+    announceDataDir(dir);
     const wasActive = clearFlag(store, openFlagMirror(hot), u.id);
     process.stdout.write(wasActive ? `cleared the flag of @${u.handle}\n` : `@${u.handle} was not flagged\n`);
   } finally {

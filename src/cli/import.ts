@@ -8,10 +8,9 @@ import { CodePool } from '../links/code-pool';
 import { importLinks } from '../links/importer';
 import { LinkStore } from '../links/store';
 import { migrateAll } from '../capabilities';
-import { openHotStore } from '../store/lmdb';
 import { leaseNodeId } from '../store/node-lease';
 import { openSqlite } from '../store/sqlite';
-import { commandConfig, existingDataDirOf, userNamed, type CommonOptions } from './common';
+import { UsageError, announceDataDir, commandConfig, commandHotStore, existingDataDirOf, userNamed, type CommonOptions } from './common';
 
 interface ImportOptions extends CommonOptions {
   user: string;
@@ -39,13 +38,15 @@ export async function importCommand(format: ImportFormat, file: string, opts: Im
     throw err;
   }
   const dir = existingDataDirOf(opts);
+  // On stderr, with the progress lines: stdout is the report.
+  announceDataDir(dir, { json: true });
   const db = openSqlite(dir);
   migrateAll(db);
-  const hot = openHotStore(dir);
+  const hot = commandHotStore(dir);
   const lease = leaseNodeId(hot);
   try {
     const user = userNamed(new AccountStore(db), opts.user);
-    if (!user) throw new Error(`no user ${opts.user}`);
+    if (!user) throw new UsageError(`no user ${opts.user}`);
     let lastProgress = Date.now();
     const report = importLinks({
       format,

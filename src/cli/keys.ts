@@ -6,7 +6,10 @@ import { announceKeyRevocation } from '../accounts/key-cache';
 import { openSqlite } from '../store/sqlite';
 import { migrateAll } from '../capabilities';
 import { leaseNodeId } from '../store/node-lease';
-import { UsageError, commandConfig, dataDirOf, existingDataDirOf, commandHotStore, printJson, userNamed, type CommonOptions } from './common';
+import { existsSync } from 'node:fs';
+import { alignColumns } from './format';
+import { sqlitePath } from '../store/sqlite';
+import { UsageError, announceDataDir, commandConfig, commandHotStore, dataDirOf, dataDirPath, existingDataDirOf, printJson, userNamed, type CommonOptions } from './common';
 
 interface KeygenOptions extends CommonOptions {
   user: string;
@@ -17,17 +20,19 @@ interface KeygenOptions extends CommonOptions {
 /** `create`: the command may make the data directory (keygen is how a new installation starts). */
 function openAccounts(opts: CommonOptions, create = false) {
   commandConfig(opts);
-  const db = openSqlite(create ? dataDirOf(opts) : existingDataDirOf(opts));
+  const created = create && !existsSync(sqlitePath(dataDirPath(opts)));
+  const dir = create ? dataDirOf(opts) : existingDataDirOf(opts);
+  const db = openSqlite(dir);
   migrateAll(db);
-  return { db, accounts: new AccountStore(db) };
+  return { db, dir, created, accounts: new AccountStore(db) };
 }
 
 export async function keygenCommand(opts: KeygenOptions): Promise<void> {
   if (!isValidHandle(opts.user)) {
     throw new UsageError(`invalid handle "${opts.user}": use 1-30 of A-Z a-z 0-9 _`);
   }
-  const { db, accounts } = openAccounts(opts, true);
-  const hot = commandHotStore(dataDirOf(opts));
+  const { db, dir, created: newStore, accounts } = openAccounts(opts, true);
+  const hot = commandHotStore(dir);
   const lease = leaseNodeId(hot);
   try {
     const now = new Date().toISOString();
@@ -35,9 +40,11 @@ export async function keygenCommand(opts: KeygenOptions): Promise<void> {
     const key = newApiKey();
     const keyId = newKeyId();
     accounts.addKey(keyId, user.id, hashApiKey(key), opts.admin, now);
+    // Where the key now works: a server on another data directory answers it with 401.
+    announceDataDir(dir, { json: opts.json, created: newStore });
     if (opts.json) {
-      // The contract's four fields; `perch keys list --user <handle> --json` shows the key's id.
-      printJson({ user_id: user.id, handle: user.handle, key, admin: opts.admin });
+      // The contract's five fields; key_id is what `perch keys revoke` takes.
+      printJson({ user_id: user.id, handle: user.handle, key, key_id: keyId, admin: opts.admin });
     } else {
       process.stdout.write(`${created ? 'created user' : 'user'} @${user.handle} (id ${user.id})\n`);
       process.stdout.write(`key id ${keyId}${opts.admin ? ' (admin)' : ''}\n`);
@@ -57,15 +64,16 @@ interface ListOptions extends CommonOptions {
 }
 
 export function keysListCommand(opts: ListOptions): void {
-  const { db, accounts } = openAccounts(opts);
+  const { db, dir, accounts } = openAccounts(opts);
   try {
     let handle: string | undefined;
     if (opts.user !== undefined) {
       const u = userNamed(accounts, opts.user);
-      if (!u) throw new Error(`no user ${opts.user}`);
+      if (!u) throw new UsageError(`no user ${opts.user}`);
       handle = u.handle;
     }
     const rows = accounts.listKeys(handle);
+    announceDataDir(dir, { json: opts.json });
     if (opts.json) {
       printJson(rows.map((r) => ({ key_id: r.id, user_id: r.user_id, handle: r.handle, admin: r.admin, created_at: r.created_at, revoked_at: r.revoked_at })));
       return;
@@ -74,23 +82,23 @@ export function keysListCommand(opts: ListOptions): void {
       process.stdout.write('no keys\n');
       return;
     }
-    for (const r of rows) {
-      const state = r.revoked_at ? `revoked ${r.revoked_at}` : 'active';
-      process.stdout.write(`${r.id}  @${r.handle}${r.admin ? '  admin' : ''}  created ${r.created_at}  ${state}\n`);
-    }
+    const table = [['KEY ID', 'USER', 'ADMIN', 'CREATED', 'STATE']];
+    for (const r of rows) table.push([r.id, `@${r.handle}`, r.admin ? 'yes' : 'no', r.created_at, r.revoked_at ? `revoked ${r.revoked_at}` : 'active']);
+    for (const line of alignColumns(table)) process.stdout.write(line + '\n');
   } finally {
     db.close();
   }
 }
 
 export async function keysRevokeCommand(keyId: string, opts: CommonOptions): Promise<void> {
-  const { db, accounts } = openAccounts(opts);
+  const { db, dir, accounts } = openAccounts(opts);
   try {
     if (!accounts.revokeKey(keyId, new Date().toISOString())) {
-      throw new Error(`no active key with id ${keyId}`);
+      throw new UsageError(`no active key with id ${keyId}`);
     }
+    announceDataDir(dir);
     // Servers cache authenticated keys; this makes every one of them forget its cache now.
-    const hot = commandHotStore(dataDirOf(opts));
+    const hot = commandHotStore(dir);
     try {
       announceKeyRevocation(hot);
     } finally {

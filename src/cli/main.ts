@@ -1,6 +1,8 @@
 // `perch` — the command line of the appliance.
 import { Argument, Command, CommanderError, Option } from 'commander';
-import { fail, intOption } from './common';
+import { fail, ignoreClosedOutput, intOption } from './common';
+import { PRIVATE_UMASK } from '../store/data-dir';
+import { VERSION } from '../version';
 import { serveCommand } from './serve';
 import { migrateCommand } from './migrate';
 import { keygenCommand, keysListCommand, keysRevokeCommand } from './keys';
@@ -10,17 +12,18 @@ import { flagsClearCommand, flagsListCommand } from './flags';
 import { importCommand } from './import';
 import { IMPORT_FORMATS } from '../core/link-import';
 import { reindexCommand } from './reindex';
+import { backupCommand, restoreCommand } from './backup';
 
 function withCommon(cmd: Command): Command {
   return cmd
-    .option('--data <dir>', 'data directory', './data')
+    .option('--data <dir>', 'data directory (default: PERCH_DATA, else the config\'s "data", else ./data)')
     .option('--config <file>', 'JSON file deep-merged over config/default.json');
 }
 
 export function buildProgram(): Command {
   const program = new Command('perch')
     .description('A self-hosted short-link service and microblog in one appliance.')
-    .version(require('../../../package.json').version as string)
+    .version(VERSION)
     .showSuggestionAfterError(true);
 
   withCommon(program.command('serve').description('run the HTTP server'))
@@ -71,6 +74,13 @@ export function buildProgram(): Command {
     .option('--json', 'print JSON', false)
     .action((opts) => statusCommand(opts));
 
+  withCommon(program.command('backup').description('write a consistent snapshot of the data directory into DIR (new or empty), while the server runs or not').argument('<dir>', 'where the backup goes'))
+    .option('--json', 'print the manifest as JSON', false)
+    .action((dir: string, opts) => backupCommand(dir, opts));
+
+  withCommon(program.command('restore').description('make a data directory (absent or empty) from a backup in DIR').argument('<dir>', 'a directory written by perch backup'))
+    .action((dir: string, opts) => restoreCommand(dir, opts));
+
   program
     .command('bench')
     .description('run a benchmark scenario (without one: list them); figures are ratios to a baseline run alongside')
@@ -89,6 +99,9 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // Everything perch creates (the database, LMDB, media, backups) is for its own user only.
+  process.umask(PRIVATE_UMASK);
+  ignoreClosedOutput();
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

@@ -6,7 +6,7 @@ import { openSqlite } from '../store/sqlite';
 import { migrateAll } from '../capabilities';
 import { rebuildIndex } from '../search/rebuild';
 import { IndexSourceStore, SearchIndexStore, openSearchDb } from '../search/store';
-import { commandConfig, existingDataDirOf, printJson, type CommonOptions } from './common';
+import { announceDataDir, commandConfig, existingDataDirOf, printJson, type CommonOptions } from './common';
 
 interface ReindexOptions extends CommonOptions {
   json: boolean;
@@ -18,6 +18,7 @@ const LOCK_WAIT_MS = 30_000;
 export function reindexCommand(opts: ReindexOptions): void {
   commandConfig(opts);
   const dir = existingDataDirOf(opts);
+  announceDataDir(dir, { json: opts.json });
   const db = openSqlite(dir);
   try {
     migrateAll(db);

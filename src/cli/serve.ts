@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { serve } from '../server/supervisor';
 import { commandConfig, type CommonOptions } from './common';
 
@@ -13,5 +14,5 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
   if (opts.host !== undefined) server.host = opts.host;
   if (opts.threads !== undefined) server.threads = opts.threads;
   const config = commandConfig(opts, { server });
-  await serve({ config, dataDir: opts.data });
+  await serve({ config, dataDir: resolve(config.data) });
 }

@@ -1,12 +1,17 @@
-// perch status: what the stores hold and how far background work lags, read straight from the
-// data directory (works whether or not the server is running). Each capability reports its own
-// section (capability.ts, status).
-import { openSqlite } from '../store/sqlite';
+// perch status: whether a server runs on the data directory, what the stores hold and how far
+// background work lags, read straight from the data directory (works whether or not the server
+// is running). Each capability reports its own section (capability.ts, status).
+import { join } from 'node:path';
+import { openSqlite, sqlitePath, walPath } from '../store/sqlite';
 import { currentSchemaVersion } from '../store/migration';
 import { liveLeases } from '../store/node-lease';
+import { liveServers } from '../store/server-registry';
+import { directoryUsage, fileSize } from '../store/data-dir';
 import { CAPABILITIES, migrateAll } from '../capabilities';
 import type { StatusSection } from '../capability';
-import { commandConfig, commandHotStore, existingDataDirOf, printJson, type CommonOptions } from './common';
+import { VERSION } from '../version';
+import { commandConfig, existingDataDirOf, printJson, announceDataDir, commandHotStore, type CommonOptions } from './common';
+import { alignColumns, humanBytes, humanDuration } from './format';
 
 interface StatusOptions extends CommonOptions {
   json: boolean;
@@ -19,31 +24,53 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
   migrateAll(db);
   const hot = commandHotStore(dir);
   try {
+    const now = Date.now();
     const sections: Record<string, StatusSection> = {};
     for (const c of CAPABILITIES) if (c.status) sections[c.name] = c.status({ config, dataDir: dir, sqlite: db, hot });
+    const servers = liveServers(hot).map((s) => ({
+      pid: s.pid,
+      version: s.version,
+      started_at: s.startedAt,
+      uptime_seconds: Math.max(0, Math.floor((now - Date.parse(s.startedAt)) / 1000)),
+      url: `http://${s.host.includes(':') ? `[${s.host}]` : s.host}:${s.port}`,
+      public_origin: s.publicOrigin,
+      threads: s.threads,
+    }));
     const status = {
       data_dir: dir,
+      version: VERSION,
       schema_version: currentSchemaVersion(db),
+      servers,
+      database: { bytes: fileSize(sqlitePath(dir)), wal_bytes: fileSize(walPath(dir)) },
+      media_files: directoryUsage(join(dir, 'media')),
       ...sections,
       node_leases: liveLeases(hot).map((l) => ({ node_id: l.nodeId, pid: l.pid, thread: l.threadId, expires_at: new Date(l.expiresAt).toISOString() })),
     };
     if (opts.json) {
+      announceDataDir(dir, { json: true });
       printJson(status);
       return;
     }
-    const line = (label: string, value: unknown) => process.stdout.write(`${label.padEnd(28)}${String(value)}\n`);
-    line('data dir', status.data_dir);
-    line('schema version', status.schema_version);
+    const rows: string[][] = [['data directory', dir]];
+    if (servers.length === 0) rows.push(['server', 'not running']);
+    for (const s of servers) {
+      rows.push(['server', `running: pid ${s.pid}, perch ${s.version}, up ${humanDuration(s.uptime_seconds)}, ${s.url}, ${s.threads} HTTP thread${s.threads === 1 ? '' : 's'}`]);
+      rows.push(['', `short URLs ${s.public_origin}/…`]);
+    }
+    rows.push(['perch', `${VERSION} (this command)`]);
+    rows.push(['database', `${humanBytes(status.database.bytes)} + ${humanBytes(status.database.wal_bytes)} write-ahead log, schema version ${status.schema_version}`]);
+    rows.push(['media files', `${status.media_files.files}, ${humanBytes(status.media_files.bytes)}`]);
     for (const [name, section] of Object.entries(sections)) {
       for (const [key, value] of Object.entries(section)) {
-        if (value !== null && typeof value === 'object') {
-          line(`${name} ${key}`, Object.entries(value).map(([k, v]) => `${k} ${v}`).join(', '));
-        } else {
-          line(`${name} ${key}`, value);
-        }
+        const shown = value !== null && typeof value === 'object' ? Object.entries(value).map(([k, v]) => `${k} ${v}`).join(', ') : String(value);
+        rows.push([`${name} ${key}`, shown]);
       }
     }
-    line('node leases', status.node_leases.map((l) => `${l.node_id} (pid ${l.pid})`).join(', ') || 'none');
+    const byPid = new Map<number, number[]>();
+    for (const l of status.node_leases) byPid.set(l.pid, [...(byPid.get(l.pid) ?? []), l.node_id]);
+    const leases = [...byPid].map(([pid, ids]) => `${ids.join(', ')} (pid ${pid}${servers.some((s) => s.pid === pid) ? ', the server' : ''})`);
+    rows.push(['node leases', leases.join('; ') || 'none']);
+    for (const line of alignColumns(rows)) process.stdout.write(line + '\n');
   } finally {
     db.close();
     await hot.close();

@@ -77,7 +77,7 @@ function answerLimited(res: HttpResponse, head: boolean, d: BucketDecision): voi
   writeLimitHeaders(res, d);
   res.writeHeader('Retry-After', retry);
   res.writeHeader('Content-Type', JSON_TYPE);
-  const body = '{"error":"rate_limited","message":"Too many requests from your address; slow down.","retry_after_seconds":' + retry + '}';
+  const body = '{"error":"rate_limited","message":"Too many requests from your address; slow down.","retry_after_seconds":' + retry + ',"limit":"redirect"}';
   if (head) endHead(res, body);
   else res.end(body);
 }

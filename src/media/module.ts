@@ -1,6 +1,6 @@
 // The media capability: uploaded images, their files under <data>/media and their rows.
 import type { Capability } from '../capability';
-import { MediaFiles, MediaStore } from './store';
+import { MediaFiles, MediaStore, mediaFilePath } from './store';
 import { MediaService } from './service';
 import { mediaRoutes } from './routes';
 import { mediaWrites, type MediaWrites } from './writes';
@@ -13,4 +13,8 @@ export const media: Capability = {
     return { routes: mediaRoutes(service) };
   },
   status: ({ sqlite }) => ({ media: new MediaStore(sqlite).count() }),
+  // Every file a media row refers to: rows are committed after their file, so each has one.
+  *backupFiles(db) {
+    for (const id of new MediaStore(db).ids()) yield mediaFilePath(id);
+  },
 };

@@ -105,12 +105,19 @@ export class MediaStore {
   private readonly insertStmt: Statement;
   private readonly byIdStmt: Statement;
   private readonly countStmt: Statement;
+  private readonly idsStmt: Statement;
 
   constructor(db: Sqlite) {
     this.ownerStmt = db.prepare('SELECT owner_id FROM media WHERE id = ?').pluck();
     this.insertStmt = db.prepare('INSERT INTO media (id, owner_id, content_type, size, created_at) VALUES (?, ?, ?, ?, ?)');
     this.byIdStmt = db.prepare('SELECT id, owner_id, content_type, size, created_at FROM media WHERE id = ?');
     this.countStmt = db.prepare('SELECT COUNT(*) FROM media').pluck();
+    this.idsStmt = db.prepare('SELECT id FROM media ORDER BY id').pluck();
+  }
+
+  /** Every media id, for backups. */
+  ids(): IterableIterator<string> {
+    return this.idsStmt.iterate() as IterableIterator<string>;
   }
 
   count(): number {
@@ -129,4 +136,9 @@ export class MediaStore {
   byId(id: string): MediaRow | undefined {
     return this.byIdStmt.get(id) as MediaRow | undefined;
   }
+}
+
+/** Where a media file lives, relative to the data directory (MediaFiles writes it there). */
+export function mediaFilePath(id: string): string {
+  return join('media', id);
 }

@@ -10,9 +10,14 @@ export function rateLimitHeaders(d: LimitOutcome): Record<string, string> {
   };
 }
 
-/** The 429 for a rejected decision: contract body, Retry-After and the limiter headers. */
-export function rateLimitError(d: LimitOutcome, message?: string): HttpError {
+/**
+ * The 429 for a rejected decision: contract body, Retry-After and the limiter headers. `limit`
+ * names the limit that was hit (`shorten_burst`, `shorten_daily`, `anomaly`, ...), in the body, so
+ * that a client can tell a burst it can wait out from a quota that lasts until tomorrow.
+ */
+export function rateLimitError(d: LimitOutcome, message?: string, limit?: string): HttpError {
   const err = rateLimited(d.retryAfterSeconds, message);
+  if (limit !== undefined) err.extra.limit = limit;
   Object.assign(err.headers, rateLimitHeaders(d));
   return err;
 }

@@ -101,7 +101,7 @@ export class RateLimits {
       resetUnix: Math.ceil(nowMs / 1000 + retryAfterSeconds),
       retryAfterSeconds: Math.max(1, Math.ceil(retryAfterSeconds)),
     };
-    throw rateLimitError(outcome, message);
+    throw rateLimitError(outcome, message, 'anomaly');
   }
 
   private enforce(identity: string, rules: LimitRule[], onError: 'open' | 'closed', nowMs: number): Record<string, string> {
@@ -119,7 +119,8 @@ export class RateLimits {
     }
     if (!d.allowed) {
       for (const name of d.rejectedBy) this.hooks.rejected(name);
-      throw rateLimitError(d);
+      // The one the headers describe, when it is among those that said no (it is whenever it has no token left).
+      throw rateLimitError(d, undefined, d.rejectedBy.includes(d.binding) ? d.binding : d.rejectedBy[0]);
     }
     return rateLimitHeaders(d);
   }

@@ -6,12 +6,16 @@ import { hashApiKey } from '../core/api-key';
 import { PrincipalCache, revocationVersion } from '../accounts/key-cache';
 import { createThreadMetrics } from '../http/metrics';
 import { Router, inFlight } from '../http/router';
+import { wrapApp } from '../http/app-wrap';
+import { CorsPolicy } from '../http/cors';
 import { loadNativeUws } from '../http/uws';
 import { tolerateHotStoreCommitFailures } from '../store/lmdb';
 import { CAPABILITIES, signalNames, writerSetup } from '../capabilities';
 import type { CapabilityThread } from '../capability';
 import { Writer } from '../writer/writer';
 import { WriterClient } from '../writer/client';
+import { answersQuery } from '../store/sqlite';
+import { hotStoreOpen } from '../store/lmdb';
 import { openThreadContext } from './thread-context';
 import { systemRoutes } from './routes';
 import { Signals } from './signals';
@@ -63,7 +67,7 @@ const router = new Router({
   observe: metrics.observe,
   threadIndex: data.threadIndex,
 });
-router.add(...systemRoutes({ fetchAggregatedMetrics }));
+router.add(...systemRoutes({ fetchAggregatedMetrics, ready: () => answersQuery(ctx.sqlite) && hotStoreOpen(ctx.hot) }));
 for (const part of parts) {
   if (part.routes) router.add(...part.routes);
   if (part.rawRoutes) router.addRaw(...part.rawRoutes);
@@ -71,7 +75,8 @@ for (const part of parts) {
 
 const app = uws.App();
 for (const part of parts) for (const ws of part.webSockets ?? []) app.ws(ws.path, ws.behavior);
-router.mount(app);
+// CORS and the access log apply to every route (http/app-wrap.ts).
+router.mount(wrapApp(app, { cors: new CorsPolicy(data.config.server.cors_origins), accessLog: data.config.log.access, trustedProxies: ctx.trustedProxies, observe: metrics.observe }));
 
 let listenSocket: us_listen_socket | null = null;
 app.listen(data.config.server.host, data.port, (sock) => {

@@ -5,10 +5,16 @@ import { mkdirSync, accessSync, constants, existsSync, writeFileSync, unlinkSync
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { Registry, Gauge, Counter } from 'prom-client';
+import { Registry, Gauge } from 'prom-client';
 import type { Config } from '../config';
+import { resolveLogFormat } from '../core/log-line';
+import { secureDataDir } from '../store/data-dir';
+import { registerServer, unregisterServer } from '../store/server-registry';
+import { VERSION } from '../version';
+import { groupCommitMetrics, processMetrics } from './process-metrics';
+import { effectivePublicOrigin } from './public-origin';
 import { IpBuckets } from '../ratelimit/ip-buckets';
-import { log, errorFields, setLogLevel } from '../log';
+import { log, errorFields, configureLog, LOG_FORMAT_VARIABLE } from '../log';
 import { aggregateMetrics, type MetricsJson } from '../http/metrics';
 import { loadNativeUws } from '../http/uws';
 import { openSqlite, type Sqlite } from '../store/sqlite';
@@ -91,11 +97,14 @@ export interface ServeOptions {
 }
 
 export async function serve(opts: ServeOptions): Promise<void> {
-  const { config } = opts;
-  setLogLevel(config.log.level);
+  // Threads cannot tell whether stdout is a terminal (theirs is a pipe to this one): decided here.
+  let config: Config = { ...opts.config, log: { ...opts.config.log, format: resolveLogFormat(opts.config.log.format, process.stdout.isTTY === true) } };
+  configureLog(config.log);
+  process.env[LOG_FORMAT_VARIABLE] = config.log.format;
   tolerateHotStoreCommitFailures();
   loadNativeUws();
   const dataDir = ensureDataDir(opts.dataDir);
+  secureDataDir(dataDir);
 
   let sqlite: Sqlite;
   try {
@@ -116,6 +125,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
   }
 
   const port = await claimPort(config.server.host, config.server.port);
+  // Short URLs, the own-origin guard and the web client's policy follow the port really taken.
+  config = { ...config, server: { ...config.server, public_origin: effectivePublicOrigin(config, port) } };
 
   const lease = leaseNodeId(hot);
   const pool = createPool(config, dataDir);
@@ -160,32 +171,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const writerStats = new Float64Array(new SharedArrayBuffer(3 * Float64Array.BYTES_PER_ELEMENT));
   const redirectTable = IpBuckets.allocate();
   const writerShared: WriterShared = { stats: writerStats.buffer as SharedArrayBuffer, signals: signals.buffer };
-  new Gauge({
-    name: 'perch_group_commits',
-    help: 'Group transactions committed by the writer since start that carried requested writes.',
-    registers: [supervisorRegistry],
-    collect() {
-      this.set(writerStats[0]);
-    },
-  });
-  new Gauge({
-    name: 'perch_group_commit_writes',
-    help: 'Requested writes committed by the writer since start (divide by perch_group_commits for the mean batch).',
-    registers: [supervisorRegistry],
-    collect() {
-      this.set(writerStats[1]);
-    },
-  });
-  let diskFullCounted = 0;
-  new Counter({
-    name: 'perch_writes_disk_full_total',
-    help: 'Writes answered 503 because the disk was full (nothing of them was committed).',
-    registers: [supervisorRegistry],
-    collect() {
-      this.inc(writerStats[2] - diskFullCounted);
-      diskFullCounted = writerStats[2];
-    },
-  });
+  groupCommitMetrics(supervisorRegistry, writerStats);
+  processMetrics(supervisorRegistry);
 
   const threads: ThreadHandle[] = [];
   let shuttingDown = false;
@@ -353,6 +340,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     await Promise.all(threads.map((t) => t.exited));
     try {
       await pool.destroy();
+      unregisterServer(hot);
       lease.release();
       sqlite.close();
       await hot.close();
@@ -377,5 +365,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     await shutdown(1);
   }
   background = startBackground(CAPABILITIES.flatMap((c) => c.jobs?.(bgContext) ?? []), bgContext);
-  log.notice('listening', { host: config.server.host, port, threads: threads.length, data: dataDir, url: `http://${config.server.host}:${port}` });
+  const url = `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${port}`;
+  registerServer(hot, { pid: process.pid, version: VERSION, startedAt: new Date().toISOString(), host: config.server.host, port, publicOrigin: config.server.public_origin, threads: threads.length });
+  log.notice('listening', { host: config.server.host, port, threads: threads.length, data: dataDir, url, public_origin: config.server.public_origin, version: VERSION });
 }

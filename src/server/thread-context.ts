@@ -6,6 +6,7 @@ import type { Config } from '../config';
 import { AccountStore } from '../accounts/store';
 import { MeFields } from '../accounts/me-fields';
 import { CursorCodec } from '../core/cursor';
+import { TrustedProxies } from '../core/trusted-proxies';
 import type { ThreadMetrics } from '../http/metrics';
 import { ThreadPubSub } from '../pubsub/port';
 import { RateLimits } from '../ratelimit/policies';
@@ -57,7 +58,7 @@ export function openThreadContext(
     pubsub,
     signals,
     metrics,
-    trustedProxies: new Set(config.server.trusted_proxies),
+    trustedProxies: new TrustedProxies(config.server.trusted_proxies),
     threadIndex,
     async close() {
       writes.close();

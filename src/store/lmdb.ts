@@ -263,3 +263,13 @@ export function tolerateHotStoreCommitFailures(): void {
     }
   });
 }
+
+/** Whether the hot store is open and answers a read (readiness, GET /readyz). */
+export function hotStoreOpen(hot: HotStore): boolean {
+  try {
+    hot.leases.get(0);
+    return (hot.root as unknown as { status?: string }).status === 'open';
+  } catch {
+    return false;
+  }
+}

@@ -11,7 +11,8 @@ import type { HotStore, NodeLease } from './lmdb';
 export const LEASE_TTL_MS = 60_000;
 const RENEW_EVERY_MS = 15_000;
 
-function processAlive(pid: number): boolean {
+/** Whether a process with this pid exists (one of another user counts). */
+export function processAlive(pid: number): boolean {
   if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);

@@ -24,3 +24,13 @@ export function openSqlite(dataDir: string, opts: { readonly?: boolean } = {}): 
   db.pragma('foreign_keys = ON');
   return db;
 }
+
+/** Whether the database answers a query that reads it (readiness, GET /readyz). */
+export function answersQuery(db: Sqlite): boolean {
+  try {
+    db.prepare('SELECT COUNT(*) FROM schema_migrations').pluck().get();
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -113,7 +113,8 @@ t.test('keygen: --json shape, case-insensitive handles, keys list never shows ke
   const a = await runCli(['keygen', '--user', 'Bob_1', '--json', '--data', d]);
   t.equal(a.code, 0);
   const ka = JSON.parse(a.stdout);
-  t.same(Object.keys(ka).sort(), ['admin', 'handle', 'key', 'user_id'], "exactly the contract's fields");
+  t.same(Object.keys(ka).sort(), ['admin', 'handle', 'key', 'key_id', 'user_id'], "exactly the contract's fields");
+  t.match(ka.key_id, /^key_[0-9a-f]+$/);
   t.equal(ka.handle, 'Bob_1');
   t.equal(ka.admin, false);
   t.match(ka.user_id, /^[1-9]\d+$/);
@@ -127,6 +128,7 @@ t.test('keygen: --json shape, case-insensitive handles, keys list never shows ke
   t.notMatch(list.stdout, new RegExp(b.key));
   const listed = JSON.parse(list.stdout) as Array<{ key_id: string; user_id: string; admin: boolean }>;
   t.equal(listed.length, 2);
+  t.same(listed.map((k) => k.key_id).sort(), [ka.key_id, b.key_id].sort(), 'keygen --json names the key id that keys list shows');
   t.ok(listed.every((k) => /^key_/.test(k.key_id) && k.user_id === ka.user_id));
   t.same(listed.map((k) => k.admin).sort(), [false, true]);
   for (const who of ['bob_1', '@Bob_1', ka.user_id]) {
@@ -134,13 +136,22 @@ t.test('keygen: --json shape, case-insensitive handles, keys list never shows ke
     t.equal(JSON.parse(mine.stdout).length, 2, `--user ${who}`);
   }
   const nobody = await runCli(['keys', 'list', '--user', 'nobody', '--data', d]);
-  t.equal(nobody.code, 1);
+  t.equal(nobody.code, 2, 'an unknown user is a bad value');
   t.equal(nobody.stderr, 'perch: no user nobody\n');
+  t.equal(nobody.stdout, '');
   const human = await runCli(['keygen', '--user', 'carol', '--data', d]);
   t.match(human.stdout, /^perch_[A-Za-z0-9_-]{32}$/m);
   const revoke = await runCli(['keys', 'revoke', 'key_doesnotexist', '--data', d]);
-  t.equal(revoke.code, 1);
-  t.match(revoke.stderr, /no active key with id key_doesnotexist/);
+  t.equal(revoke.code, 2, 'an unknown key id is a bad value');
+  t.equal(revoke.stderr, 'perch: no active key with id key_doesnotexist\n');
+  const unflag = await runCli(['flags', 'clear', 'nobody', '--data', d]);
+  t.equal(unflag.code, 2, 'so is an unknown user to lift a flag of');
+  t.equal(unflag.stderr, 'perch: no user nobody\n');
+  const revoked = await runCli(['keys', 'revoke', ka.key_id, '--data', d]);
+  t.equal(revoked.code, 0, revoked.stderr);
+  t.equal(revoked.stdout, `data directory ${d}\nrevoked ${ka.key_id}\n`);
+  const again = await runCli(['keys', 'revoke', ka.key_id, '--data', d]);
+  t.equal(again.code, 2, 'a key revoked already');
 });
 
 t.test('two servers on one data dir hold distinct node ids', async (t) => {

@@ -38,6 +38,7 @@ t.test('many links within seconds: flagged, throttled with 429, then cleared by 
   const r = await shorten(server, spammer, { url: 'https://fine.example/' });
   t.equal(r.status, 429);
   t.equal(r.json.error, 'rate_limited');
+  t.equal(r.json.limit, 'anomaly', 'the body names the limit: the detector, not a bucket');
   t.type(r.json.message, 'string');
   t.ok(r.json.retry_after_seconds > 500 && r.json.retry_after_seconds <= 600, `retry after the cool-off: ${r.json.retry_after_seconds}`);
   t.equal(r.headers.get('retry-after'), String(r.json.retry_after_seconds));
@@ -56,7 +57,7 @@ t.test('many links within seconds: flagged, throttled with 429, then cleared by 
   t.equal((await shorten(server, spammer, { url: 'https://fine.example/2' })).status, 201, 'the old burst does not flag it again');
   const all = JSON.parse((await server.cli(['flags', 'list', '--all', '--json'])).stdout);
   t.ok(all.some((f: { handle: string; cleared_at: string | null }) => f.handle === 'spammer' && f.cleared_at), '--all shows cleared flags');
-  t.equal((await server.cli(['flags', 'clear', 'nobody'])).code, 1);
+  t.equal((await server.cli(['flags', 'clear', 'nobody'])).code, 2, 'an unknown user is a bad value');
 });
 
 t.test('many links to one registrable domain within a minute', async (t) => {

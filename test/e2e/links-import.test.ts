@@ -166,8 +166,8 @@ t.test('a large file reports its progress; bad input exits with one line', async
   t.match(again.stdout, /imported 0, skipped 6000\n$/);
 
   const noUser = await server.cli(['import', 'csv', file, '--user', 'nobody']);
-  t.equal(noUser.code, 1);
-  t.equal(noUser.stderr, 'perch: no user nobody\n');
+  t.equal(noUser.code, 2, 'a bad value exits 2');
+  t.match(noUser.stderr, /perch: no user nobody\n$/);
   const wrongShape = await server.cli(['import', 'kutt', join(FIXTURES, 'shlink.json'), '--user', 'alice']);
   t.equal(wrongShape.code, 1);
   t.match(wrongShape.stderr, /is not a kutt export: not a Kutt links page/);

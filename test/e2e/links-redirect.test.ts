@@ -51,7 +51,7 @@ t.test('unknown codes and reserved paths: 404, HTML by default, JSON when asked'
   t.equal(json.json.error, 'not_found');
   t.type(json.json.message, 'string');
   t.ok(hasLimitHeaders(json));
-  for (const p of ['/assets', '/media', '/readyz', '/app', '/robots.txt', '/favicon.ico', '/x', '/bad%20code']) {
+  for (const p of ['/assets', '/media', '/app', '/robots.txt', '/favicon.ico', '/x', '/bad%20code']) {
     t.equal((await server.get(p)).status, 404, p);
   }
   const head = await server.request('HEAD', '/Zz9Zz9Q');
@@ -181,6 +181,7 @@ t.test('the loose per-IP redirect limit: the configured bucket whatever the thre
   t.same(statuses, [...Array(8).fill(302), ...Array(4).fill(429)], 'exactly the 8 of the bucket pass, over connections spread across threads');
   const body = JSON.parse(rejected!.body);
   t.equal(body.error, 'rate_limited');
+  t.equal(body.limit, 'redirect');
   t.type(body.message, 'string');
   t.ok(body.retry_after_seconds >= 1);
   t.equal(rejected!.headers['retry-after'], String(body.retry_after_seconds));

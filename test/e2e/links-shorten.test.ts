@@ -190,6 +190,7 @@ t.test('creation limits: 429 with the contract body, Retry-After and headers', a
   }
   t.same(statuses, [201, 201, 201, 201, 201, 429], 'the burst cap of 5 per second binds');
   t.equal(last!.json.error, 'rate_limited');
+  t.equal(last!.json.limit, 'shorten_burst', 'the body names the limit that was hit');
   t.type(last!.json.message, 'string');
   t.ok(Number.isInteger(last!.json.retry_after_seconds) && last!.json.retry_after_seconds >= 1);
   t.equal(last!.headers.get('retry-after'), String(last!.json.retry_after_seconds));

@@ -64,7 +64,8 @@ t.test('headers, 429 body, independent keys, redirects leave the creation bucket
   await create(server, alice, 'https://example.org/4');
   const limited = await shorten(server, alice, { url: 'https://example.org/5' });
   t.equal(limited.status, 429);
-  t.same(Object.keys(limited.json).sort(), ['error', 'message', 'retry_after_seconds']);
+  t.same(Object.keys(limited.json).sort(), ['error', 'limit', 'message', 'retry_after_seconds']);
+  t.equal(limited.json.limit, 'shorten', 'the bucket ran out (capacity 4 here), not the burst cap or the quota');
   t.equal(limited.json.error, 'rate_limited');
   t.ok(Number.isInteger(limited.json.retry_after_seconds) && limited.json.retry_after_seconds >= 1);
   t.ok(limited.json.retry_after_seconds <= 100, `retry after ${limited.json.retry_after_seconds}`);

@@ -38,9 +38,9 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, opts: { cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [PERCH, ...args], { env: { ...cleanEnv(), ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [PERCH, ...args], { env: { ...cleanEnv(), ...env }, timeout: 30_000, cwd: opts.cwd }, (err, stdout, stderr) => {
       const code: unknown = err ? (err as unknown as { code: unknown }).code : 0;
       resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr });
     });
@@ -48,7 +48,7 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli
 }
 
 /** The environment without any PERCH_ variable of the developer's shell. */
-function cleanEnv(): NodeJS.ProcessEnv {
+export function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('PERCH_')) env[k] = v;
   return env;
@@ -69,6 +69,7 @@ export interface StartOptions {
 
 export interface Key {
   key: string;
+  key_id: string;
   user_id: string;
   handle: string;
   admin: boolean;
@@ -136,7 +137,7 @@ export class TestServer {
     return JSON.parse(r.stdout) as Key;
   }
 
-  /** The id of a user's newest key (keygen prints the contract's four fields, without it). */
+  /** The id of a user's newest key, as `perch keys list` shows it. */
   async newestKeyId(userId: string): Promise<string> {
     const list = await this.cli(['keys', 'list', '--user', userId, '--json']);
     if (list.code !== 0) throw new Error(`keys list failed: ${list.stderr}`);

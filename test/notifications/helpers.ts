@@ -74,7 +74,7 @@ export function seedUsers(dataDir: string, prefix: string, n: number): Key[] {
         const key = newApiKey();
         insertUser.run(id, handle, handle.toLowerCase(), now);
         insertKey.run(`key_${id}`, id, hashApiKey(key), now);
-        out.push({ key, user_id: id, handle, admin: false });
+        out.push({ key, key_id: `key_${id}`, user_id: id, handle, admin: false });
       }
     })();
     return out;

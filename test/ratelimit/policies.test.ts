@@ -43,7 +43,7 @@ t.test('shorten: default limits, burst cap binds first, 429 after 5 in one secon
   for (let i = 0; i < 4; i++) limits.enforceShorten('k1', NOW);
   const err = caught(() => limits.enforceShorten('k1', NOW));
   t.equal(err.status, 429);
-  t.same(err.body(), { error: 'rate_limited', message: 'Too many requests; slow down.', retry_after_seconds: 1 });
+  t.same(err.body(), { error: 'rate_limited', message: 'Too many requests; slow down.', retry_after_seconds: 1, limit: 'shorten_burst' });
   t.equal(err.headers['Retry-After'], '1');
   t.equal(err.headers['X-RateLimit-Limit'], '5');
   t.equal(err.headers['X-RateLimit-Remaining'], '0');
@@ -72,6 +72,16 @@ t.test('shorten: after the burst window the 20-token bucket binds', async (t) =>
   t.same(more, ['5:3', '5:3', '20:3', '20:2', '20:1', '20:0', 429, 429]);
 });
 
+t.test('the 429 names the limit that was hit: the daily quota, when it is the one out of requests', async (t) => {
+  const { limits, rejected } = setup(t, { limits: { shorten: { capacity: 100, refill_per_second: 1, burst_per_second: 100, daily_quota: 3 } } });
+  for (let i = 0; i < 3; i++) limits.enforceShorten('k', NOW + i);
+  const err = caught(() => limits.enforceShorten('k', NOW + 3));
+  t.equal(err.status, 429);
+  t.equal(err.body().limit, 'shorten_daily');
+  t.equal(err.headers['X-RateLimit-Limit'], '3', 'the headers describe the same limit');
+  t.same(rejected, ['shorten_daily']);
+});
+
 t.test('search tiers have independent buckets per key', async (t) => {
   const { limits } = setup(t);
   for (let i = 0; i < 10; i++) limits.enforceSearch('k', 'relevance', NOW);
@@ -80,6 +90,7 @@ t.test('search tiers have independent buckets per key', async (t) => {
   t.same(recent, { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '59', 'X-RateLimit-Reset': String(NOW_S + 1) });
   const err = caught(() => limits.enforceSearch('k', 'relevance', NOW));
   t.equal(err.body().retry_after_seconds, 6, 'one token per ~6 s');
+  t.equal(err.body().limit, 'search_relevance');
   t.equal(limits.enforceSearch('other', 'relevance', NOW)['X-RateLimit-Remaining'], '9');
 });
 
@@ -105,7 +116,7 @@ t.test('a throttled (flagged) key gets the contract 429', async (t) => {
   const { limits, rejected } = setup(t);
   const err = caught(() => limits.throttled('k', 599.2, 'Account flagged.', NOW));
   t.equal(err.status, 429);
-  t.same(err.body(), { error: 'rate_limited', message: 'Account flagged.', retry_after_seconds: 600 });
+  t.same(err.body(), { error: 'rate_limited', message: 'Account flagged.', retry_after_seconds: 600, limit: 'anomaly' });
   t.equal(err.headers['X-RateLimit-Reset'], String(NOW_S + 600));
   t.same(rejected, ['anomaly']);
 });

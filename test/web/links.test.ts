@@ -219,10 +219,10 @@ t.test('the keyboard alone: sign in, move between screens, shorten, and open and
 t.test("the API's errors are shown as its own sentences, with when to retry", async (t) => {
   await page.goto(server.url + '/#/links');
   await page.waitForSelector('#shorten-url');
-  await setValue('#shorten-url', 'http://localhost:8080/loop');
+  await setValue('#shorten-url', `http://localhost:${server.port}/loop`);
   await clickText(page, 'button', 'Shorten');
   const refused = await textOf(page, '.card .error');
-  const answer = await server.post('/api/shorten', { key: alice.key, json: { url: 'http://localhost:8080/loop' } });
+  const answer = await server.post('/api/shorten', { key: alice.key, json: { url: `http://localhost:${server.port}/loop` } });
   t.equal(answer.status, 400);
   t.ok(refused.startsWith(answer.json.message), `the message: ${refused}`);
   t.ok(refused.includes(`url: ${answer.json.details[0].message}`), 'and the field at fault');

@@ -1,0 +1,92 @@
+// perch backup: a consistent snapshot of a data directory, taken while the server runs.
+// SQLite's online backup API copies the database as of one moment (every page in one step, so a
+// commit of the running server cannot restart it halfway); the files its rows refer to (media)
+// are copied after, and exist, since a row is committed only after its file. The hot store is
+// left out (manifest.ts says why). manifest.json is written last: it marks a complete backup.
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { CAPABILITIES } from '../capabilities';
+import { currentSchemaVersion } from '../store/migration';
+import { openSqlite, sqlitePath } from '../store/sqlite';
+import { VERSION } from '../version';
+import { copyDurably, directoryState, fsyncPath, sha256File } from './files';
+import { DATABASE_FILE, HOT_STORE_NOTE, MANIFEST_FILE, MANIFEST_FORMAT, type Manifest } from './manifest';
+import { quickCheck, tableRowCounts } from './store';
+
+/** A backup or restore that must not go ahead (the target is in use): nothing was touched. */
+export class RefusedError extends Error {}
+
+/** Pages per step of the online backup: all of them, so the copy is one consistent read. */
+const ALL_PAGES = 0x7fffffff;
+
+export async function createBackup(dataDir: string, target: string, now = new Date()): Promise<Manifest> {
+  const state = directoryState(target);
+  if (state === 'not-empty') throw new RefusedError(`${target} is not empty; a backup goes into a new or empty directory`);
+  if (state === 'not-a-directory') throw new RefusedError(`${target} is not a directory`);
+  mkdirSync(target, { recursive: true });
+  try {
+    const partial = join(target, `${DATABASE_FILE}.partial`);
+    const source = openSqlite(dataDir, { readonly: true });
+    try {
+      await source.backup(partial, { progress: () => ALL_PAGES });
+    } finally {
+      source.close();
+    }
+
+    const copy = new Database(partial);
+    let schemaVersion: number;
+    let rowCounts: Record<string, number>;
+    let files: string[];
+    try {
+      // One self-contained file: no write-ahead log beside it.
+      copy.pragma('journal_mode = DELETE');
+      const check = quickCheck(copy);
+      if (check !== 'ok') throw new Error(`the snapshot of ${sqlitePath(dataDir)} fails SQLite's check: ${check}`);
+      schemaVersion = currentSchemaVersion(copy);
+      rowCounts = tableRowCounts(copy);
+      files = CAPABILITIES.flatMap((c) => [...(c.backupFiles?.(copy) ?? [])]);
+    } finally {
+      copy.close();
+    }
+
+    let bytes = 0;
+    const missing: string[] = [];
+    for (const rel of files) {
+      const to = join(target, rel);
+      try {
+        bytes += copyDurably(join(dataDir, rel), to);
+      } catch (err) {
+        // A row whose file is gone is reported, not a reason to have no backup at all.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        missing.push(rel);
+      }
+    }
+
+    const database = join(target, DATABASE_FILE);
+    renameSync(partial, database);
+    fsyncPath(database);
+    const manifest: Manifest = {
+      format: MANIFEST_FORMAT,
+      perch_version: VERSION,
+      schema_version: schemaVersion,
+      created_at: now.toISOString(),
+      source_data_dir: dataDir,
+      database: { file: DATABASE_FILE, bytes: statSync(database).size, sha256: await sha256File(database) },
+      files: { count: files.length - missing.length, bytes, missing },
+      row_counts: rowCounts,
+      not_included: HOT_STORE_NOTE,
+    };
+    const manifestPath = join(target, MANIFEST_FILE);
+    writeFileSync(`${manifestPath}.partial`, JSON.stringify(manifest, null, 2) + '\n');
+    fsyncPath(`${manifestPath}.partial`);
+    renameSync(`${manifestPath}.partial`, manifestPath);
+    for (const dir of new Set([target, ...files.map((f) => join(target, f, '..'))])) fsyncPath(dir);
+    return manifest;
+  } catch (err) {
+    // Leave the target as it was found: gone if it was absent, empty if it was empty.
+    if (state === 'absent') rmSync(target, { recursive: true, force: true });
+    else for (const entry of readdirSync(target)) rmSync(join(target, entry), { recursive: true, force: true });
+    throw err;
+  }
+}

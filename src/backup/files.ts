@@ -1,0 +1,52 @@
+// File-system steps of backup and restore: durable copies, hashes, and what a directory holds.
+import { closeSync, copyFileSync, createReadStream, fsyncSync, mkdirSync, openSync, readdirSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { dirname, join, relative } from 'node:path';
+
+/** What is at `path`: nothing, an empty directory, a directory with entries, or something else. */
+export function directoryState(path: string): 'absent' | 'empty' | 'not-empty' | 'not-a-directory' {
+  let st;
+  try {
+    st = statSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'absent';
+    throw err;
+  }
+  if (!st.isDirectory()) return 'not-a-directory';
+  return readdirSync(path).length === 0 ? 'empty' : 'not-empty';
+}
+
+export function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Copies a file and syncs the copy; the directories up to `root` are made as needed. */
+export function copyDurably(from: string, to: string): number {
+  mkdirSync(dirname(to), { recursive: true });
+  copyFileSync(from, to);
+  fsyncPath(to);
+  return statSync(to).size;
+}
+
+export function sha256File(path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const hash = createHash('sha256');
+    createReadStream(path)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('error', reject)
+      .on('end', () => resolve(hash.digest('hex')));
+  });
+}
+
+/** Every file under `dir`, as paths relative to it, sorted. */
+export function filesUnder(dir: string): string[] {
+  return (readdirSync(dir, { recursive: true, withFileTypes: true }) as import('node:fs').Dirent[])
+    .filter((e) => e.isFile())
+    .map((e) => relative(dir, join((e as unknown as { parentPath?: string; path: string }).parentPath ?? e.path, e.name)))
+    .sort();
+}

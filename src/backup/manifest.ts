@@ -1,0 +1,30 @@
+// manifest.json of a backup: what it holds and how it was made. Written last, so a directory
+// without one is not a (complete) backup.
+import { z } from 'zod';
+
+export const MANIFEST_FILE = 'manifest.json';
+export const DATABASE_FILE = 'perch.db';
+export const MANIFEST_FORMAT = 1;
+
+/**
+ * Why the hot store is not in a backup, said in every manifest: LMDB holds only what SQLite can
+ * give back (caches, the code pool, home timelines, rate-limit buckets, node leases), except
+ * clicks not yet aggregated, a few seconds' worth; and a copy of it taken while the server
+ * writes would not be consistent with the database snapshot anyway.
+ */
+export const HOT_STORE_NOTE =
+  'lmdb/ is not included: it holds hot state rebuilt from perch.db (caches, code pool, home timelines, rate-limit buckets, node leases); clicks not yet aggregated (seconds) are not in a backup';
+
+export const manifestSchema = z.strictObject({
+  format: z.literal(MANIFEST_FORMAT),
+  perch_version: z.string(),
+  schema_version: z.number().int().nonnegative(),
+  created_at: z.string(),
+  source_data_dir: z.string(),
+  database: z.strictObject({ file: z.literal(DATABASE_FILE), bytes: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }),
+  files: z.strictObject({ count: z.number().int().nonnegative(), bytes: z.number().int().nonnegative(), missing: z.array(z.string()) }),
+  row_counts: z.record(z.string(), z.number().int().nonnegative()),
+  not_included: z.string(),
+});
+
+export type Manifest = z.infer<typeof manifestSchema>;

@@ -1,0 +1,103 @@
+// perch restore: a backup into a new data directory. Everything is assembled in a directory
+// beside the target and renamed into place at the end, so a failed restore leaves nothing behind
+// and a target that is not empty is never touched. The database is checked against the
+// manifest, migrated to this perch's schema, and the hot store is rebuilt from it: what it
+// caches fills itself from SQLite, and each capability puts back what it cannot do without
+// (capability.ts, rebuildHot).
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { Config } from '../config';
+import { CAPABILITIES, allMigrations, migrateAll } from '../capabilities';
+import type { AppliedMigration } from '../store/migration';
+import { openHotStore } from '../store/lmdb';
+import { openSqlite } from '../store/sqlite';
+import { secureDataDir } from '../store/data-dir';
+import { RefusedError } from './backup';
+import { copyDurably, directoryState, filesUnder, fsyncPath, sha256File } from './files';
+import { DATABASE_FILE, MANIFEST_FILE, manifestSchema, type Manifest } from './manifest';
+import { quickCheck, tableRowCounts } from './store';
+
+/** The source is not a perch backup (no manifest, or one perch cannot read). */
+export class NotABackupError extends Error {}
+
+export interface Restored {
+  manifest: Manifest;
+  applied: AppliedMigration[];
+}
+
+export function readManifest(source: string): Manifest {
+  const path = join(source, MANIFEST_FILE);
+  if (!existsSync(path)) throw new NotABackupError(`${source} is not a perch backup (no ${MANIFEST_FILE})`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    throw new NotABackupError(`${path} is not JSON`);
+  }
+  const r = manifestSchema.safeParse(parsed);
+  if (!r.success) throw new NotABackupError(`${path} is not a manifest this perch reads: ${r.error.issues[0].path.join('.') || '(root)'}: ${r.error.issues[0].message}`);
+  return r.data;
+}
+
+export async function restoreBackup(source: string, dataDir: string, config: Config): Promise<Restored> {
+  const manifest = readManifest(source);
+  const state = directoryState(dataDir);
+  if (state === 'not-empty') throw new RefusedError(`${dataDir} is not empty; restore into an empty or absent data directory`);
+  if (state === 'not-a-directory') throw new RefusedError(`${dataDir} is not a directory`);
+  const database = join(source, DATABASE_FILE);
+  if (!existsSync(database)) throw new Error(`the backup has no ${DATABASE_FILE}`);
+  if ((await sha256File(database)) !== manifest.database.sha256) throw new Error(`${database} is not the file the backup wrote (its SHA-256 differs from the manifest's)`);
+  const latest = allMigrations().reduce((v, m) => Math.max(v, m.version), 0);
+  if (manifest.schema_version > latest) {
+    throw new Error(`the backup is of a newer perch (${manifest.perch_version}, schema version ${manifest.schema_version}; this one knows up to ${latest})`);
+  }
+
+  // Assembled beside the target when it is absent, inside it when it is an empty directory (whose
+  // parent, /var/lib say, may not be writable by perch), and moved into place at the end.
+  const inside = state === 'empty';
+  if (!inside) mkdirSync(dirname(dataDir), { recursive: true });
+  const staging = inside ? join(dataDir, `.restoring-${process.pid}`) : join(dirname(dataDir), `.${basename(dataDir)}.restoring-${process.pid}`);
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging);
+  try {
+    for (const rel of filesUnder(source)) {
+      if (rel === MANIFEST_FILE) continue;
+      copyDurably(join(source, rel), join(staging, rel));
+    }
+    const db = openSqlite(staging);
+    let applied: AppliedMigration[];
+    try {
+      const check = quickCheck(db);
+      if (check !== 'ok') throw new Error(`the backup's database fails SQLite's check: ${check}`);
+      const counts = tableRowCounts(db);
+      for (const [table, n] of Object.entries(manifest.row_counts)) {
+        if (counts[table] !== n) throw new Error(`the backup's ${table} has ${counts[table] ?? 0} rows, its manifest says ${n}`);
+      }
+      applied = migrateAll(db);
+      const hot = openHotStore(staging);
+      try {
+        for (const c of CAPABILITIES) c.rebuildHot?.(db, hot);
+      } finally {
+        await hot.close();
+      }
+      // Everything in the database file itself, so that the directory moves as it is.
+      db.pragma('wal_checkpoint(TRUNCATE)');
+    } finally {
+      db.close();
+    }
+    fsyncPath(staging);
+    if (inside) {
+      for (const entry of readdirSync(staging)) renameSync(join(staging, entry), join(dataDir, entry));
+      rmdirSync(staging);
+      secureDataDir(dataDir);
+      fsyncPath(dataDir);
+    } else {
+      renameSync(staging, dataDir);
+      fsyncPath(dirname(dataDir));
+    }
+    return { manifest, applied };
+  } catch (err) {
+    rmSync(staging, { recursive: true, force: true });
+    throw err;
+  }
+}

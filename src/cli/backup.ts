@@ -1,0 +1,64 @@
+// perch backup DIR and perch restore DIR (backup/): a snapshot of the data directory while the
+// server runs, and a new data directory from one.
+import { resolve } from 'node:path';
+import { createBackup, RefusedError } from '../backup/backup';
+import { NotABackupError, restoreBackup } from '../backup/restore';
+import type { Manifest } from '../backup/manifest';
+import { UsageError, announceDataDir, commandConfig, dataDirPath, existingDataDirOf, printJson, type CommonOptions } from './common';
+import { alignColumns, humanBytes } from './format';
+
+interface BackupOptions extends CommonOptions {
+  json: boolean;
+}
+
+/** Tables whose counts say the most about a backup, shown first (the manifest has them all). */
+const HEADLINE_TABLES = ['users', 'api_keys', 'links', 'posts', 'follows', 'likes', 'media'];
+
+function summary(m: Manifest): string[][] {
+  const counts = Object.entries(m.row_counts).sort(([a], [b]) => {
+    const ia = HEADLINE_TABLES.indexOf(a);
+    const ib = HEADLINE_TABLES.indexOf(b);
+    return (ia === -1 ? 99 : ia) - (ib === -1 ? 99 : ib) || a.localeCompare(b);
+  });
+  const rows = [
+    ['database', `${m.database.file}, ${humanBytes(m.database.bytes)}, schema version ${m.schema_version}, perch ${m.perch_version}`],
+    ['files', `${m.files.count}, ${humanBytes(m.files.bytes)}${m.files.missing.length ? `; ${m.files.missing.length} missing: ${m.files.missing.join(', ')}` : ''}`],
+    ['rows', counts.filter(([t]) => HEADLINE_TABLES.includes(t)).map(([t, n]) => `${t} ${n}`).join(', ')],
+    ['taken at', m.created_at],
+  ];
+  return rows;
+}
+
+export async function backupCommand(target: string, opts: BackupOptions): Promise<void> {
+  commandConfig(opts);
+  const dir = existingDataDirOf(opts);
+  const to = resolve(target);
+  const manifest = await createBackup(dir, to).catch((err) => {
+    throw err instanceof RefusedError ? Object.assign(err, { message: `backup refused: ${err.message}` }) : err;
+  });
+  announceDataDir(dir, { json: opts.json });
+  if (opts.json) {
+    printJson({ backup: to, ...manifest });
+    return;
+  }
+  for (const line of alignColumns([['backup', to], ...summary(manifest)])) process.stdout.write(line + '\n');
+  for (const missing of manifest.files.missing) process.stderr.write(`perch: warning: ${missing} is in the database but not on disk; it is not in the backup\n`);
+}
+
+export async function restoreCommand(source: string, opts: CommonOptions): Promise<void> {
+  const config = commandConfig(opts);
+  const dir = dataDirPath(opts);
+  let restored;
+  try {
+    restored = await restoreBackup(resolve(source), dir, config);
+  } catch (err) {
+    if (err instanceof NotABackupError) throw new UsageError(err.message);
+    if (err instanceof RefusedError) throw new Error(`restore refused: ${err.message}; nothing was changed`);
+    throw err;
+  }
+  announceDataDir(dir, { created: true });
+  const rows = [['restored from', resolve(source)], ...summary(restored.manifest)];
+  if (restored.applied.length) rows.push(['migrated', restored.applied.map((m) => `${String(m.version).padStart(3, '0')} ${m.name}`).join(', ')]);
+  rows.push(['hot state', 'rebuilt from the database; perch serve fills the code pool and caches']);
+  for (const line of alignColumns(rows)) process.stdout.write(line + '\n');
+}

@@ -1,0 +1,63 @@
+// The configuration keys this file's checks cover: the data directory, the public origin, trusted
+// proxies, CORS origins and the log settings.
+import t from 'tap';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from '../src/config';
+
+const dir = mkdtempSync(join(tmpdir(), 'perch-config-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+function file(name: string, value: unknown): string {
+  const path = join(dir, name);
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, JSON.stringify(value));
+  return path;
+}
+
+t.test('defaults', async (t) => {
+  const c = loadConfig({ env: {} });
+  t.equal(c.data, './data');
+  t.equal(c.server.public_origin, '', 'derived from the listening address unless set');
+  t.same(c.server.trusted_proxies, []);
+  t.same(c.server.cors_origins, []);
+  t.same(c.log, { level: 'info', format: 'auto', access: false });
+});
+
+t.test('data: flag over PERCH_DATA over the file; a file\'s relative path is relative to the file', async (t) => {
+  const f = file('etc/perch.json', { data: 'state' });
+  t.equal(loadConfig({ env: {}, file: f }).data, join(dir, 'etc', 'state'));
+  t.equal(loadConfig({ env: {}, file: file('abs.json', { data: '/var/lib/perch' }) }).data, '/var/lib/perch');
+  t.equal(loadConfig({ env: { PERCH_DATA: 'from-env' }, file: f }).data, 'from-env', 'the variable as given (relative to the working directory)');
+  t.equal(loadConfig({ env: { PERCH_DATA: 'from-env' }, file: f, overrides: { data: '/from/flag' } }).data, '/from/flag');
+  t.throws(() => loadConfig({ env: {}, file: file('empty.json', { data: '' }) }), /invalid configuration key data/);
+});
+
+t.test('public_origin: "" or an http(s) origin', async (t) => {
+  t.equal(loadConfig({ env: { PERCH_SERVER_PUBLIC_ORIGIN: 'https://short.example' } }).server.public_origin, 'https://short.example');
+  for (const bad of ['short.example', 'https://short.example/s/', 'ftp://short.example']) {
+    const err = (() => {
+      try {
+        loadConfig({ env: { PERCH_SERVER_PUBLIC_ORIGIN: bad } });
+      } catch (e) {
+        return e;
+      }
+    })();
+    t.ok(err instanceof ConfigError, bad);
+    t.match((err as Error).message, /^invalid configuration key server\.public_origin: expected an http\(s\) origin/);
+  }
+});
+
+t.test('trusted_proxies and cors_origins are checked entry by entry', async (t) => {
+  t.same(loadConfig({ env: { PERCH_SERVER_TRUSTED_PROXIES: '["10.0.0.0/8","::1","192.168.0.10"]' } }).server.trusted_proxies, ['10.0.0.0/8', '::1', '192.168.0.10']);
+  t.throws(() => loadConfig({ env: { PERCH_SERVER_TRUSTED_PROXIES: '["10.0.0.0/8","proxy.local"]' } }), /^invalid configuration key server\.trusted_proxies\.1: expected an IP address or a CIDR range/);
+  t.throws(() => loadConfig({ env: { PERCH_SERVER_TRUSTED_PROXIES: '["10.0.0.0/99"]' } }), /server\.trusted_proxies\.0/);
+  t.same(loadConfig({ env: { PERCH_SERVER_CORS_ORIGINS: '["*"]' } }).server.cors_origins, ['*']);
+  t.throws(() => loadConfig({ env: { PERCH_SERVER_CORS_ORIGINS: '["https://app.example/path"]' } }), /^invalid configuration key server\.cors_origins\.0: expected "\*" or an http\(s\) origin/);
+});
+
+t.test('log.format and log.access', async (t) => {
+  t.equal(loadConfig({ env: { PERCH_LOG_FORMAT: 'human' } }).log.format, 'human');
+  t.equal(loadConfig({ env: { PERCH_LOG_ACCESS: 'true' } }).log.access, true);
+  t.throws(() => loadConfig({ env: { PERCH_LOG_FORMAT: 'xml' } }), /invalid configuration key log\.format/);
+});
