@@ -7,7 +7,8 @@ let server: TestServer;
 let alice: Key;
 
 t.before(async () => {
-  // The default public origin, http://localhost:8080: a loopback one, as on a fresh install.
+  // No public_origin: it is derived from the listening port (http://localhost:<port>), a loopback
+  // origin, as on a fresh install.
   server = await startServer({ config: { anomaly: { max_links: 10000, max_same_domain: 10000 } } });
   alice = await server.keygen('alice');
 });
@@ -20,17 +21,18 @@ async function linkCount(): Promise<number> {
 
 t.test('POST /api/shorten refuses credentials and every loopback alias of the public origin', async (t) => {
   const before = await linkCount();
+  const port = server.port;
   const cases: Array<[string, string]> = [
     ['https://www.google.com@evil.example/', 'url: must not contain credentials (user:password@ before the host)'],
     ['https://user:secret@example.com/', 'url: must not contain credentials (user:password@ before the host)'],
     ['https://user@example.com/', 'url: must not contain credentials (user:password@ before the host)'],
     ['https://@example.com/', 'url: must not contain credentials (user:password@ before the host)'],
-    ['http://localhost:8080/abc', 'url: must not point at this service'],
-    ['http://127.0.0.1:8080/abc', 'url: must not point at this service'],
-    ['http://127.0.0.2:8080/abc', 'url: must not point at this service'],
-    ['http://[::1]:8080/abc', 'url: must not point at this service'],
-    ['http://2130706433:8080/abc', 'url: must not point at this service'],
-    ['https://LOCALHOST.:8080/abc', 'url: must not point at this service'],
+    [`http://localhost:${port}/abc`, 'url: must not point at this service'],
+    [`http://127.0.0.1:${port}/abc`, 'url: must not point at this service'],
+    [`http://127.0.0.2:${port}/abc`, 'url: must not point at this service'],
+    [`http://[::1]:${port}/abc`, 'url: must not point at this service'],
+    [`http://2130706433:${port}/abc`, 'url: must not point at this service'],
+    [`https://LOCALHOST.:${port}/abc`, 'url: must not point at this service'],
   ];
   for (const [url, message] of cases) {
     const r = await server.post('/api/shorten', { key: alice.key, json: { url } });
