@@ -153,7 +153,7 @@ export function App() {
 
   const nav: NavItem[] = s.me
     ? [
-        { label: 'Home', path: '/', route: '/', also: ['/posts/:id'] },
+        { label: 'Home', path: '/', route: '/' },
         { label: 'Links', path: '/links', route: '/links', also: ['/links/:code'] },
         { label: 'Profile', path: `/users/${s.me.handle}`, route: '/users/:handle', also: ['/users/:handle/followers', '/users/:handle/following'] },
       ]

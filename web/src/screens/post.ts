@@ -100,7 +100,8 @@ export function PostPage({ id }: { id: string }) {
           ${above.more ? html`<p class="small"><a href=${href('/posts/' + above.more)}>Earlier posts in the thread</a></p>` : null}
           ${above.deleted ? html`<p class="muted small">The post this thread began with was deleted.</p>` : null}
           <ol class="post-list thread-above">
-            ${above.posts.map((p) => html`<li key=${p.id}><${PostCard} post=${p} inThread=${true} /></li>`)}
+            ${above.posts.map((p) => html`<li key=${p.id}><${PostCard} post=${p} inThread=${true} onChange=${(changed: PostData) =>
+              setAbove((a) => a && { ...a, posts: a.posts.map((x) => (x.id === changed.id ? changed : x)) })} /></li>`)}
           </ol>
         </section>`
       : null}
