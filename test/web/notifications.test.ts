@@ -249,6 +249,10 @@ t.test('the phone-width layout', async (t) => {
   await p.waitForSelector('#type-like');
   t.equal(await overflowsSideways(p), false, 'settings: nothing wider than 360 px');
   await noSeriousViolations(t, p, 'settings at phone width');
+  await p.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+  await p.goto(current().url + '/#/notifications');
+  await waitInPage(p, `document.querySelectorAll('.notification.unread').length > 0`);
+  await noSeriousViolations(t, p, 'notifications in the dark scheme, unread rows included');
   t.same(phone.problems, []);
 });
 

@@ -174,6 +174,9 @@ t.test('the phone-width layout', async (t) => {
   const list = await p.$eval('#search-suggestions', (e: any) => e.getBoundingClientRect().toJSON());
   t.ok(list.left >= 0 && list.right <= 360, 'the suggestions fit the width');
   await noSeriousViolations(t, p, 'search at phone width');
+  await p.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+  await p.keyboard.press('ArrowDown');
+  await noSeriousViolations(t, p, 'search in the dark scheme, a suggestion chosen');
   t.same(phone.problems, []);
 });
 
