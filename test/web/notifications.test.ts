@@ -214,6 +214,27 @@ t.test('settings: kinds, priority people and muted threads, saved as one object'
   t.same(back.json, { muted_post_ids: [], priority_user_ids: [carol.user_id], types: { like: true, reply: true, follow: true } });
 });
 
+t.test('a muted post deleted since does not stop the settings from saving', async (t) => {
+  // GET answers a muted post's id after the post is deleted; PUT refuses it (docs/web.md).
+  const doomed = (await current().post('/api/posts', { key: alice.key, json: { text: 'A thread to mute, then delete.' } })).json.id;
+  await ok(current().request('PUT', '/api/notifications/preferences', { key: alice.key, json: { muted_post_ids: [doomed, postId], priority_user_ids: [carol.user_id] } }), 'mute');
+  await ok(current().request('DELETE', `/api/posts/${doomed}`, { key: alice.key }), 'delete');
+  const stored = await current().get('/api/notifications/preferences', { key: alice.key });
+  t.same(stored.json.muted_post_ids, [doomed, postId], 'the server still lists the deleted post');
+  t.equal((await current().request('PUT', '/api/notifications/preferences', { key: alice.key, json: stored.json })).status, 400, 'and refuses it back');
+
+  await page.goto(current().url + '/#/notifications/settings');
+  await waitInPage(page, `document.querySelectorAll('.pref-list[aria-labelledby="muted-title"] li').length === 2`);
+  t.match(await textOf(page, '.pref-list[aria-labelledby="muted-title"]'), /a deleted post/, 'shown as deleted');
+  await page.click('#type-reply');
+  await clickText(page, 'button', 'Save settings');
+  await waitInPage(page, `!document.body.textContent.includes('Unsaved changes')`);
+  const saved = await current().get('/api/notifications/preferences', { key: alice.key });
+  t.same(saved.json, { muted_post_ids: [postId], priority_user_ids: [carol.user_id], types: { like: true, reply: false, follow: true } }, 'saved, without the deleted post');
+  t.equal(await page.$('.error'), null, 'no error');
+  await ok(current().request('PUT', '/api/notifications/preferences', { key: alice.key, json: { priority_user_ids: [carol.user_id] } }), 'reset');
+});
+
 t.test('push notifications: the service worker is registered for the whole origin; a refusal is explained', async (t) => {
   // Headless Chromium has no push service and shows no notifications, so subscribing cannot
   // succeed here; what can be checked is the worker's registration and how a refusal reads.
