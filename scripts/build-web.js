@@ -65,6 +65,20 @@ async function main() {
     logLevel: 'warning',
   });
 
+  // The service worker (Web Push): a classic script of its own, under a name that does not change,
+  // since a browser keeps its registration by the script's URL (docs/web.md, "Web Push").
+  const worker = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: [path.join(source, 'sw', 'sw.ts')],
+    bundle: true,
+    format: 'iife',
+    target: ['chrome100', 'firefox100', 'safari16'],
+    minify: true,
+    sourcemap: false,
+    write: false,
+    logLevel: 'warning',
+  });
+
   // What the page loads before anything runs: the entry, the chunks it imports statically, and
   // its stylesheet.
   const outputs = result.metafile.outputs;
@@ -84,7 +98,7 @@ async function main() {
   rmSync(out, { recursive: true, force: true });
   mkdirSync(path.join(out, 'app'), { recursive: true });
   const files = [];
-  const write = (relPath, url, bytes, immutable, first) => {
+  const write = (relPath, url, bytes, immutable, first, extra = {}) => {
     const gz = gzip(bytes);
     const br = brotli(bytes);
     const abs = path.join(out, relPath);
@@ -101,6 +115,7 @@ async function main() {
       gzip_bytes: gz.length,
       br_bytes: br.length,
       first_screen: first,
+      ...extra,
     });
   };
 
@@ -109,6 +124,8 @@ async function main() {
     if (!CONTENT_TYPES[path.extname(k)]) throw new Error(`unexpected build output ${k}`);
     write('app/' + path.basename(k), appUrl(k), Buffer.from(f.contents), true, firstScreen.has(k));
   }
+
+  write('app/sw.js', '/app/sw.js', Buffer.from(worker.outputFiles[0].contents), false, false, { service_worker: true });
 
   // The icon is copied under a hashed name like everything else under /app/.
   const icon = readFileSync(path.join(source, 'icon.svg'));

@@ -37,8 +37,18 @@ export interface WebAssets {
 }
 
 /**
+ * Headers of the service worker's answers: its scope may be the whole origin (the page is at `/`,
+ * above `/app/`, where the script lives), and the page's policy governs the worker too (a worker
+ * takes its policy from its own script's answer, not from the page that registers it).
+ */
+function serviceWorkerHeaders(pagePolicy: Record<string, string>): Record<string, string> {
+  return { 'Service-Worker-Allowed': '/', ...pagePolicy };
+}
+
+/**
  * Reads the build (manifest, files and their `.gz` and `.br` forms). `extraPageHeaders` go on the
- * page's answers only (its Content-Security-Policy). Undefined when there is no build.
+ * page's answers (its Content-Security-Policy) and the service worker's. Undefined when there is
+ * no build.
  */
 export function loadWebAssets(dir: string, extraPageHeaders: Record<string, string>): WebAssets | undefined {
   const manifestPath = join(dir, MANIFEST_NAME);
@@ -59,6 +69,7 @@ export function loadWebAssets(dir: string, extraPageHeaders: Record<string, stri
         Vary: 'Accept-Encoding',
         'X-Content-Type-Options': 'nosniff',
         ...(isPage ? extraPageHeaders : {}),
+        ...(f.service_worker ? serviceWorkerHeaders(extraPageHeaders) : {}),
       };
       const headers = coding === 'identity' ? common : { ...common, 'Content-Encoding': coding };
       return { body: readFileSync(join(dir, f.path + suffix)), etag, headers, notModifiedHeaders: common };

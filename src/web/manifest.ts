@@ -18,6 +18,11 @@ export interface ManifestFile {
   br_bytes: number;
   /** JavaScript the first screen loads (the entry and what it imports statically). */
   first_screen: boolean;
+  /**
+   * The service worker (`/app/sw.js`): a fixed name, so that a registration keeps finding it
+   * across builds; served revalidated, with `Service-Worker-Allowed: /` (docs/web.md).
+   */
+  service_worker?: boolean;
 }
 
 export interface WebManifest {

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { startServer, type TestServer } from '../helpers/server';
 
 // The package is ESM-typed with a CommonJS build beside it, which this CommonJS code loads.
 interface ChromiumPackage {
@@ -242,4 +243,84 @@ export async function focusOutline(page: Page): Promise<{ style: string; width: 
     const cs = (globalThis as any).getComputedStyle(el);
     return { style: cs.outlineStyle, width: parseFloat(cs.outlineWidth) };
   });
+}
+
+/** A port nobody listens on now (the kernel's choice of a free one). */
+export function freePort(): Promise<number> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const net = require('node:net') as typeof import('node:net');
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A server whose public origin is its own address, so that the short URLs the app shows lead to
+ * it and a browser can follow them.
+ */
+export async function startServerAtOwnOrigin(config: Record<string, any> = {}): Promise<TestServer> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    try {
+      return await startServer({ port, config: { ...config, server: { ...(config.server ?? {}), public_origin: `http://127.0.0.1:${port}` } } });
+    } catch (err) {
+      // Taken meanwhile by somebody else: another port.
+      lastError = err;
+    }
+  }
+  throw lastError;
+}
+
+/** The User-Agent of a person's Chromium (headless Chromium's own names it as a bot, rightly). */
+export const PERSON_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/143.0.0.0 Safari/537.36';
+
+/**
+ * Answers requests to `https://example.*` targets in this tab with a small page of its own: this
+ * machine has no network, and a followed short link must land somewhere. Everything else passes.
+ */
+export async function answerExampleTargets(page: Page): Promise<void> {
+  await page.setRequestInterception(true);
+  page.on('request', (req) => {
+    if (req.isInterceptResolutionHandled()) return;
+    if (/^https:\/\/example\.(com|org|net)\//.test(req.url())) {
+      void req.respond({ status: 200, contentType: 'text/html; charset=utf-8', body: '<!doctype html><title>target</title><h1>The target</h1>' });
+    } else {
+      void req.continue();
+    }
+  });
+}
+
+/** Lets a browser context save downloads into `dir` (headless Chromium refuses them otherwise). */
+export async function allowDownloads(browser: Browser, context: { id?: string }, dir: string): Promise<void> {
+  const cdp = await browser.target().createCDPSession();
+  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: dir, browserContextId: context.id, eventsEnabled: true } as any);
+}
+
+/** Waits (bounded) until a file of `dir` whose name matches `name` is complete; answers its path. */
+export async function downloaded(dir: string, name: RegExp, timeout = STEP_TIMEOUT_MS): Promise<string> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { readdirSync } = require('node:fs') as typeof import('node:fs');
+  const deadline = Date.now() + timeout;
+  while (Date.now() < deadline) {
+    const done = readdirSync(dir).find((f) => name.test(f) && !f.endsWith('.crdownload'));
+    if (done) return join(dir, done);
+    await sleep(100);
+  }
+  throw new Error(`no download matching ${name} in ${dir} after ${timeout} ms`);
+}
+
+/** The WebSocket traffic a tab sees, from the DevTools protocol: the sockets it opened and what they received. */
+export async function watchWebSockets(page: Page): Promise<{ urls: string[]; received: string[] }> {
+  const seen = { urls: [] as string[], received: [] as string[] };
+  const cdp = await page.createCDPSession();
+  await cdp.send('Network.enable');
+  cdp.on('Network.webSocketCreated', (e: any) => seen.urls.push(e.url));
+  cdp.on('Network.webSocketFrameReceived', (e: any) => seen.received.push(e.response.payloadData));
+  return seen;
 }

@@ -1,16 +1,27 @@
-// The web client's sign-in and link screens, driven in headless Chromium against the real server.
+// The web client's sign-in and link screens, driven in headless Chromium against the real server:
+// shortening (with an alias, an expiry, a password), following the short URL in the browser, the
+// click in the chart with its referrer, browser and OS, the QR code, edit and delete, export.
 import t, { type Test } from 'tap';
-import type { Browser, Page } from 'puppeteer-core';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { startServer, type Key, type TestServer } from '../helpers/server';
+import { decodePng } from '../helpers/qr';
 import {
+  PERSON_UA,
   PHONE,
+  allowDownloads,
+  answerExampleTargets,
   clickText,
+  downloaded,
   focusOutline,
   launchBrowser,
   newAppPage,
   overflowsSideways,
   seriousA11yViolations,
   signIn,
+  startServerAtOwnOrigin,
   tabTo,
   textOf,
   waitInPage,
@@ -22,10 +33,13 @@ let browser: Browser;
 let alice: Key;
 let app: AppPage;
 let page: Page;
+const downloads = mkdtempSync(join(tmpdir(), 'perch-web-downloads-'));
 
 t.before(async () => {
-  // A small creation bucket, so a test can run it dry and see the 429 explained.
-  server = await startServer({ config: { limits: { shorten: { capacity: 3, refill_per_second: 0.01, burst_per_second: 5, daily_quota: 1000 } } } });
+  // A small creation bucket, so a test can run it dry and see the 429 explained (limits are per
+  // key: other people's links come from their own buckets). The public origin is the server's
+  // own address, so the short URLs the app shows can be followed.
+  server = await startServerAtOwnOrigin({ limits: { shorten: { capacity: 3, refill_per_second: 0.01, burst_per_second: 5, daily_quota: 1000 } } });
   alice = await server.keygen('alice');
   browser = await launchBrowser();
   app = await newAppPage(browser);
@@ -34,6 +48,7 @@ t.before(async () => {
 t.teardown(async () => {
   await browser?.close();
   await server?.close();
+  rmSync(downloads, { recursive: true, force: true });
 });
 
 async function noSeriousViolations(t: Test, screen: string): Promise<void> {
@@ -131,9 +146,8 @@ t.test('shorten a link, follow the short URL, and see the click in the chart', a
   const today = new Date().toISOString().slice(0, 10);
   t.equal(await page.$eval(`td[data-date="${today}"]`, (e: any) => e.textContent), '1', "today's bar, in the chart's table");
   t.equal(await page.$$eval('table.daily tbody tr', (rows: any[]) => rows.length), 30, 'thirty days');
-  const referrers = await page.$$eval('table.counts tbody tr', (rows: any[]) => rows.map((r) => r.textContent));
-  // The referrers' table comes first; the browsers' and systems' tables follow it.
-  t.equal(referrers[0], 'news.example1', 'the referrer host and its count');
+  const referrers = await page.$$eval('table.counts[data-kind="referrers"] tbody tr', (rows: any[]) => rows.map((r) => r.textContent));
+  t.same(referrers, ['news.example1'], 'the referrer host and its count');
   await noSeriousViolations(t, 'link details');
 });
 
@@ -165,6 +179,174 @@ t.test('edit the target and the expiry, then delete after a confirm', async (t) 
   await waitInPage(page, `document.body.textContent.includes('No links yet')`);
   t.equal((await server.get(`/api/links/${code}`, { key: alice.key })).status, 404, 'the link is gone');
   t.equal((await fetch(`${server.url}/${code}`, { redirect: 'manual' })).status, 404, 'and its short URL answers 404');
+});
+
+/** A signed-in tab in a browser context of its own (one person each), answering example.* targets. */
+async function personTab(t: Test, key: Key): Promise<{ context: BrowserContext; tab: AppPage }> {
+  const context = await browser.createBrowserContext();
+  t.teardown(() => context.close());
+  const tab = await newAppPage(context as unknown as Browser);
+  await tab.page.setUserAgent(PERSON_UA);
+  await answerExampleTargets(tab.page);
+  await tab.page.goto(server.url + '/');
+  await signIn(tab.page, key.key);
+  await tab.page.waitForSelector('nav[aria-label="Main"]');
+  return { context, tab };
+}
+
+async function typeInto(p: Page, selector: string, value: string): Promise<void> {
+  await p.$eval(selector, (el: any) => (el.value = ''));
+  await p.type(selector, value);
+}
+
+let bob: Key;
+
+t.test('shorten with an alias, open the short URL in the browser, and see the click with its browser and OS', async (t) => {
+  bob = await server.keygen('bob');
+  const { tab } = await personTab(t, bob);
+  const p = tab.page;
+  await p.goto(server.url + '/#/links');
+  await p.waitForSelector('#shorten-alias');
+  await noSeriousViolationsOn(t, p, 'links with the alias and password fields');
+  const target = 'https://example.com/launch?from=web';
+  await p.type('#shorten-url', target);
+  await p.type('#shorten-alias', 'Launch-2027');
+  await clickText(p, 'button', 'Shorten');
+  const shortUrl = await textOf(p, '.created .short-url');
+  t.equal(shortUrl, `${server.url}/Launch-2027`, 'the short URL carries the alias');
+  t.equal(await p.$eval('.created .short-url', (a: any) => a.getAttribute('href')), shortUrl);
+  const stored = await server.get('/api/links/Launch-2027', { key: bob.key });
+  t.equal(stored.json.url, target);
+  t.equal(stored.json.password_protected, false);
+
+  // The same alias again: 409, said beside the field, which takes the focus.
+  await p.type('#shorten-url', 'https://example.org/other');
+  await p.type('#shorten-alias', 'Launch-2027');
+  await clickText(p, 'button', 'Shorten');
+  await p.waitForSelector('#shorten-alias-error');
+  const conflict = await server.post('/api/shorten', { key: bob.key, json: { url: 'https://example.org/other', alias: 'Launch-2027' } });
+  t.equal(conflict.status, 409);
+  t.equal(await textOf(p, '#shorten-alias-error'), conflict.json.message, "the server's sentence, beside the alias");
+  t.equal(await textOf(p, '.card .error[role="alert"]'), conflict.json.message, 'and announced');
+  t.equal(await p.evaluate(() => (globalThis as any).document.activeElement.id), 'shorten-alias', 'the alias field has the focus');
+  t.equal(await p.$eval('#shorten-alias', (e: any) => e.getAttribute('aria-invalid')), 'true');
+  await noSeriousViolationsOn(t, p, 'a taken alias');
+  await typeInto(p, '#shorten-alias', '');
+  await typeInto(p, '#shorten-url', '');
+
+  // Follow the short URL as a person's browser does: the server's 302, then the target.
+  await p.goto(shortUrl);
+  await waitInPage(p, `location.href === ${JSON.stringify(target)}`);
+  t.equal(await textOf(p, 'h1'), 'The target', 'the browser landed on the target');
+
+  await p.goto(`${server.url}/#/links/Launch-2027`);
+  await p.waitForSelector('.chart canvas');
+  const deadline = Date.now() + 20_000;
+  while ((await textOf(p, '.stat-total')) !== '1' && Date.now() < deadline) {
+    await sleep(500);
+    await clickText(p, 'button', 'Refresh');
+    await waitInPage(p, `[...document.querySelectorAll('button')].some((b) => b.textContent.trim() === 'Refresh')`);
+  }
+  t.equal(await textOf(p, '.stat-total'), '1', 'the click is counted');
+  await p.waitForSelector('.chart[data-total="1"] canvas');
+  const table = (kind: string) => p.$$eval(`table.counts[data-kind="${kind}"] tbody tr`, (rows: any[]) => rows.map((r) => [...r.cells].map((c: any) => c.textContent)));
+  t.same(await table('referrers'), [['direct', '1']], 'no referrer: direct');
+  t.same(await table('browsers'), [['Chrome', '1']], 'the browser family');
+  t.same(await table('operating systems'), [['Linux', '1']], 'and the OS family');
+  t.equal(await textOf(p, '.password-state'), 'none');
+  await noSeriousViolationsOn(t, p, 'link details with browsers, OS and QR code');
+  t.same(tab.problems, [], 'no script errors or policy violations');
+});
+
+t.test('the QR code is shown, and downloads as PNG, both encoding the short URL', async (t) => {
+  const { context, tab } = await personTab(t, bob);
+  const p = tab.page;
+  await allowDownloads(browser, context, downloads);
+  await p.goto(`${server.url}/#/links/Launch-2027`);
+  await waitInPage(p, `(() => { const i = document.querySelector('img.qr-image'); return i && i.complete && i.naturalWidth === 256; })()`);
+  t.match(await p.$eval('img.qr-image', (i: any) => i.src), /^blob:/, 'read with the key, shown from a blob: URL');
+  t.equal(await p.$eval('img.qr-image', (i: any) => i.alt), `QR code of ${server.url}/Launch-2027`);
+  const shot = Buffer.from(await (await p.$('img.qr-image'))!.screenshot({ type: 'png' }));
+  t.equal(decodePng(shot).text, `${server.url}/Launch-2027`, 'the code on the screen reads as the short URL');
+
+  await clickText(p, 'button', 'Download PNG');
+  const file = await downloaded(downloads, /\.png$/);
+  const png = decodePng(readFileSync(file));
+  t.equal(png.width, 1024, 'the large size');
+  t.equal(png.text, `${server.url}/Launch-2027`, 'the downloaded PNG too');
+  t.same(tab.problems, []);
+});
+
+t.test('a password link: made, marked, asked for by the short URL, then removed and set again', async (t) => {
+  const { tab } = await personTab(t, bob);
+  const p = tab.page;
+  await p.goto(server.url + '/#/links');
+  await p.waitForSelector('#shorten-password');
+  const target = 'https://example.net/members/notes';
+  await p.type('#shorten-url', target);
+  await p.type('#shorten-password', 'early birds');
+  await clickText(p, 'button', 'Shorten');
+  const shortUrl = await textOf(p, '.created .short-url');
+  const code = shortUrl.split('/').pop()!;
+  t.equal((await server.get(`/api/links/${code}`, { key: bob.key })).json.password_protected, true, 'the server guards it');
+  await waitInPage(p, `!!document.querySelector('.link-row[data-code="${code}"]')`);
+  t.equal(await textOf(p, `.link-row[data-code="${code}"] .badge`), 'password', 'the list says so');
+  t.equal(await p.$(`.link-row[data-code="Launch-2027"] .badge`), null, 'and only for that link');
+  t.equal(await p.$eval('#shorten-password', (e: any) => e.value), '', 'the password is not kept in the form');
+
+  // A visitor: the short URL asks for the password (the server's page), then leads on.
+  await p.goto(shortUrl);
+  await p.waitForSelector('input[name="password"]');
+  t.equal(await textOf(p, 'h1'), 'This link is protected');
+  await p.type('input[name="password"]', 'late birds');
+  await Promise.all([p.waitForNavigation(), p.click('button[type="submit"]')]);
+  t.match(await textOf(p, 'body'), /That password is not right\./, 'a wrong one is refused');
+  await p.type('input[name="password"]', 'early birds');
+  await Promise.all([p.waitForNavigation(), p.click('button[type="submit"]')]);
+  await waitInPage(p, `location.href === ${JSON.stringify(target)}`);
+  t.pass('the right one leads to the target');
+
+  await p.goto(`${server.url}/#/links/${code}`);
+  await p.waitForSelector('#edit-remove-password');
+  t.equal(await textOf(p, '.password-state'), 'yes: visitors must type it');
+  await noSeriousViolationsOn(t, p, 'details of a password link');
+  await p.click('#edit-remove-password');
+  t.equal(await p.$eval('#edit-password', (e: any) => e.disabled), true, 'no new password while removing it');
+  await clickText(p, 'button', 'Save changes');
+  await waitInPage(p, `document.querySelector('.password-state').textContent === 'none'`);
+  t.equal((await server.get(`/api/links/${code}`, { key: bob.key })).json.password_protected, false, 'removed on the server');
+  const open = await fetch(shortUrl, { redirect: 'manual' });
+  t.equal(open.status, 302, 'the short URL redirects at once now');
+  t.equal(open.headers.get('location'), target);
+
+  await p.type('#edit-password', 'abc');
+  await clickText(p, 'button', 'Save changes');
+  await p.waitForSelector('#edit-password-error');
+  const tooShort = await server.request('PATCH', `/api/links/${code}`, { key: bob.key, json: { password: 'abc' } });
+  t.equal(tooShort.status, 400);
+  t.equal(await textOf(p, '#edit-password-error'), tooShort.json.details[0].message, "a short one: the server's reason, beside the field");
+  await typeInto(p, '#edit-password', 'new birds');
+  await clickText(p, 'button', 'Save changes');
+  await waitInPage(p, `document.querySelector('.password-state').textContent === 'yes: visitors must type it'`);
+  const guarded = await fetch(shortUrl, { redirect: 'manual', headers: { accept: 'application/json' } });
+  t.equal(guarded.status, 401, 'guarded again');
+  t.same(tab.problems, []);
+});
+
+t.test('export: all of one\'s links as CSV, saved as a file', async (t) => {
+  const { context, tab } = await personTab(t, bob);
+  const p = tab.page;
+  await allowDownloads(browser, context, downloads);
+  await p.goto(server.url + '/#/links');
+  await p.waitForSelector('.link-row');
+  await clickText(p, 'button', 'Export CSV');
+  const file = await downloaded(downloads, /^perch-links-bob\.csv$/);
+  const rows = readFileSync(file, 'utf8').trim().split(/\r?\n/);
+  t.equal(rows[0], 'short_code,short_url,url,created_at,expires_at,password_protected,clicks_total,clicks_bots');
+  const mine = await server.get('/api/links', { key: bob.key });
+  t.same(rows.slice(1).map((r) => r.split(',')[0]), mine.json.items.map((l: any) => l.short_code), 'a row per link, as the API lists them');
+  t.ok(rows.some((r) => r.startsWith('Launch-2027,') && r.endsWith(',false,1,0')), 'with its click');
+  t.same(tab.problems, []);
 });
 
 t.test('the keyboard alone: sign in, move between screens, shorten, and open and dismiss the confirm', async (t) => {
@@ -226,6 +408,8 @@ t.test("the API's errors are shown as its own sentences, with when to retry", as
   t.equal(answer.status, 400);
   t.ok(refused.startsWith(answer.json.message), `the message: ${refused}`);
   t.ok(refused.includes(`url: ${answer.json.details[0].message}`), 'and the field at fault');
+  t.equal(await textOf(page, '#shorten-url-error'), answer.json.details[0].message, 'also beside the field');
+  t.equal(await page.$eval('#shorten-url', (e: any) => [e.getAttribute('aria-invalid'), e.getAttribute('aria-describedby')].join(' ')), 'true shorten-url-error', 'which points to it');
 
   // Spend what is left of the three tokens, then ask again.
   let status = 201;

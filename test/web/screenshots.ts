@@ -21,7 +21,18 @@ async function must(r: Promise<{ status: number; text: string; json: any }>, wha
   return res.json;
 }
 
-/** Users, follows, posts (one with a picture), links and clicks, all through the API. */
+const UAS = [
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/143.0.0.0 Safari/537.36',
+  'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0',
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
+  'Mozilla/5.0 (Linux; Android 15; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/143.0.0.0 Mobile Safari/537.36',
+];
+
+/**
+ * Users, follows, posts (one with a picture, with a thread of replies), likes, notifications,
+ * links (one with an alias and a password) and clicks, and searches for suggestions: all through
+ * the API.
+ */
 async function fill(server: TestServer): Promise<{ alice: Key; code: string; postId: string }> {
   const [alice, bob, carol] = await Promise.all([server.keygen('alice'), server.keygen('bob'), server.keygen('carol')]);
   await must(server.post('/api/users/@bob/follow', { key: alice.key }), 'follow');
@@ -29,7 +40,7 @@ async function fill(server: TestServer): Promise<{ alice: Key; code: string; pos
   await must(server.post('/api/users/@alice/follow', { key: bob.key }), 'follow');
   const say = (key: Key, text: string, media_ids?: string[]) => must(server.post('/api/posts', { key: key.key, json: { text, media_ids } }), 'post');
   await say(carol, 'Moved my notes over to perch this weekend. One box, one data directory, done.');
-  await say(alice, 'Testing the new web client: short links on one side, posts on the other.');
+  const alicePost = await say(alice, 'Testing the new web client: short links on one side, posts on the other.');
   const dusk = png(480, 270, (x, y) => {
     const sky = y / 270;
     const hill = y > 190 + 30 * Math.sin(x / 60);
@@ -39,20 +50,37 @@ async function fill(server: TestServer): Promise<{ alice: Key; code: string; pos
   const withPicture = await say(bob, 'Evening over the hills from the balcony. Posted from the web client, picture and all.', [media.id]);
   await say(carol, 'Reminder: the short link to the meetup notes expires on Friday.');
   for (const key of [alice, carol]) await must(server.post(`/api/posts/${withPicture.id}/like`, { key: key.key }), 'like');
+  const reply = (key: Key, text: string, reply_to: string) => must(server.post('/api/posts', { key: key.key, json: { text, reply_to } }), 'reply');
+  const fromAlice = await reply(alice, 'That light! Which hills are those?', withPicture.id);
+  await reply(bob, 'The ones behind the station, about twenty minutes up the path.', fromAlice.id);
+  await reply(carol, 'Lovely. The station café has the same view from its terrace.', withPicture.id);
+  // Notifications for alice: likes of her post, a reply to it, a follow.
+  for (const key of [bob, carol]) await must(server.post(`/api/posts/${alicePost.id}/like`, { key: key.key }), 'like');
+  await reply(carol, 'The link list looks tidy. Does the chart count bots?', alicePost.id);
+  await must(server.post('/api/users/@alice/follow', { key: carol.key }), 'follow');
 
   const shorten = (url: string, expires_at?: string) => must(server.post('/api/shorten', { key: alice.key, json: { url, expires_at } }), 'shorten');
   await shorten('https://example.org/docs/getting-started/installation');
   await shorten('https://example.com/meetup/2026/notes', new Date(Date.now() + 5 * 86_400_000).toISOString());
+  await must(server.post('/api/shorten', { key: alice.key, json: { url: 'https://example.com/members/meetup-photos', alias: 'meetup-photos', password: 'hills and tea' } }), 'shorten');
   const link = await shorten('https://example.net/blog/2026/11/self-hosting-a-link-shortener');
   const referrers = ['news.example', 'news.example', 'news.example', 'social.example', 'social.example', 'mail.example', ''];
-  for (const host of referrers) {
-    await fetch(`${server.url}/${link.short_code}`, { redirect: 'manual', headers: host ? { referer: `https://${host}/` } : {} });
+  for (const [i, host] of referrers.entries()) {
+    const headers: Record<string, string> = { 'user-agent': UAS[i % UAS.length] };
+    if (host) headers.referer = `https://${host}/`;
+    await fetch(`${server.url}/${link.short_code}`, { redirect: 'manual', headers });
+  }
+  // Searches, counted for suggestions.
+  for (const [q, times] of [['station café', 3], ['station', 2], ['sunset', 1], ['self-hosting', 1]] as const) {
+    for (let i = 0; i < times; i++) await must(server.get(`/api/search?q=${encodeURIComponent(q)}`, { key: bob.key }), 'search');
   }
   // Clicks reach the analytics when the queue is drained (every 2 s).
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     const d = await must(server.get(`/api/links/${link.short_code}`, { key: alice.key }), 'details');
-    if (d.clicks.total === referrers.length) break;
+    const suggested = await must(server.get('/api/suggest?prefix=s'), 'suggest');
+    const home = await must(server.get('/api/timeline', { key: alice.key }), 'timeline');
+    if (d.clicks.total === referrers.length && suggested.suggestions.length === 4 && home.items.length === 8) break;
     await sleep(500);
   }
   return { alice, code: link.short_code, postId: withPicture.id };
@@ -82,7 +110,7 @@ async function main(): Promise<void> {
       await page.waitForSelector('#api-key');
       await shoot(page, 'signin', size);
       await signIn(page, alice.key);
-      await waitInPage(page, `document.querySelectorAll('.post-list article').length === 4`);
+      await waitInPage(page, `document.querySelectorAll('.post-list article').length === 8`);
       await page.type('#compose-text', 'Writing a post: the counter counts like the server does.');
       await shoot(page, 'home', size);
       await page.$eval('#compose-text', (el: any) => {
@@ -93,6 +121,7 @@ async function main(): Promise<void> {
       await page.goto(`${server.url}/#/links`);
       await page.waitForSelector('.link-row');
       await page.type('#shorten-url', 'https://example.com/a/very/long/address/worth/shortening');
+      await page.type('#shorten-alias', 'worth-it');
       await shoot(page, 'links', size);
 
       await page.goto(`${server.url}/#/links/${code}`);
@@ -101,6 +130,16 @@ async function main(): Promise<void> {
       const clicks = await page.$('#clicks-title');
       await clicks!.evaluate((el: any) => el.scrollIntoView());
       await shoot(page, 'link-chart', size);
+      await waitInPage(page, `document.querySelector('img.qr-image')?.complete === true`);
+      await (await page.$('#qr-title'))!.evaluate((el: any) => el.scrollIntoView());
+      await shoot(page, 'link-qr', size);
+
+      await page.goto(`${server.url}/#/links/meetup-photos`);
+      await page.waitForSelector('#edit-remove-password');
+      await (await page.$('#edit-title'))!.evaluate((el: any) => el.scrollIntoView());
+      await shoot(page, 'link-password', size);
+      await page.goto(`${server.url}/#/links/${code}`);
+      await waitInPage(page, `document.querySelector('h1').textContent === 'Link ${code}' && document.querySelector('.facts') !== null`);
       await page.click('button.danger');
       await page.waitForSelector('dialog[open]');
       await shoot(page, 'link-delete', size);
@@ -108,12 +147,35 @@ async function main(): Promise<void> {
 
       await page.goto(`${server.url}/#/users/bob`);
       await page.waitForSelector('.follow button');
-      await waitInPage(page, `document.querySelectorAll('.post-list article').length === 1`);
+      await waitInPage(page, `document.querySelectorAll('.post-list article').length === 2`);
       await shoot(page, 'profile', size);
 
       await page.goto(`${server.url}/#/posts/${postId}`);
       await waitInPage(page, `document.querySelector('h1').textContent === 'Post by @bob'`);
+      await waitInPage(page, `document.querySelectorAll('.thread-replies article').length === 2`);
       await shoot(page, 'post', size);
+      await (await page.$('#replies-title'))!.evaluate((el: any) => el.scrollIntoView());
+      await shoot(page, 'thread', size);
+
+      await page.goto(`${server.url}/#/notifications`);
+      await waitInPage(page, `document.querySelectorAll('.notification').length === 4 && document.querySelectorAll('.notification .quote').length === 3`);
+      await waitInPage(page, `document.querySelector('.live-status')?.dataset.state === 'open'`);
+      await shoot(page, 'notifications', size);
+      await page.goto(`${server.url}/#/notifications/settings`);
+      await page.waitForSelector('.push-state');
+      await shoot(page, 'notification-settings', size);
+
+      await page.goto(`${server.url}/#/search?q=station`);
+      await waitInPage(page, `document.querySelectorAll('.post-list article').length > 0`);
+      await page.focus('#search-input');
+      await page.keyboard.down('Control');
+      await page.keyboard.press('KeyA');
+      await page.keyboard.up('Control');
+      await page.keyboard.type('s');
+      await waitInPage(page, `document.querySelector('#search-input').getAttribute('aria-expanded') === 'true'`);
+      await page.keyboard.press('ArrowDown');
+      await shoot(page, 'search', size);
+      await page.keyboard.press('Escape');
 
       const picture = join(files, 'picture.png');
       writeFileSync(picture, png(300, 200, (x, y) => [40 + (x % 50), 90 + (y % 60), 160]));

@@ -50,9 +50,10 @@ t.test('the build: hashed names, a page naming them, and the first screen under 
   t.ok(manifest.first_screen_js_gzip_bytes < manifest.budget_gzip_bytes, `first screen ${manifest.first_screen_js_gzip_bytes} B gzipped, under 100 KB`);
   for (const f of manifest.files) {
     if (f.url === '/') continue;
+    t.equal(readFileSync(join(WEB_DIR, f.path)).length, f.bytes);
+    if (f.service_worker) continue;
     t.match(f.url, /^\/app\/[a-z]+-[A-Za-z0-9]{8}\.(js|css|svg)$/, `${f.url} is a hashed name`);
     t.equal(f.immutable, true);
-    t.equal(readFileSync(join(WEB_DIR, f.path)).length, f.bytes);
     t.equal(readFileSync(join(WEB_DIR, f.path + '.gz')).length, f.gzip_bytes);
     t.equal(readFileSync(join(WEB_DIR, f.path + '.br')).length, f.br_bytes);
   }
@@ -152,6 +153,25 @@ t.test('HEAD, unknown files and other methods', async (t) => {
   const post = await server.post('/');
   t.equal(post.status, 405);
   t.equal(post.headers.get('allow'), 'GET, HEAD');
+});
+
+t.test('the service worker: a fixed name, revalidated, allowed to cover the whole origin', async (t) => {
+  const sw = manifest.files.filter((f) => f.service_worker);
+  t.equal(sw.length, 1, 'one service worker');
+  t.equal(sw[0].url, '/app/sw.js', 'under a name that does not change between builds');
+  t.equal(sw[0].immutable, false);
+  t.equal(sw[0].first_screen, false, 'not part of the first screen: loaded only when push is turned on');
+  const r = await raw(server, '/app/sw.js', { 'accept-encoding': 'gzip' });
+  t.equal(r.status, 200);
+  t.equal(r.headers['content-type'], 'text/javascript; charset=utf-8');
+  t.equal(r.headers['cache-control'], 'no-cache', 'a browser checks it for a new version');
+  t.equal(r.headers['service-worker-allowed'], '/', 'its scope may be the page at /');
+  t.equal(r.headers['content-security-policy'], (await raw(server, '/')).headers['content-security-policy'], "the page's policy governs the worker too");
+  t.same(gunzipSync(r.body), identity('/app/sw.js'));
+  const text = identity('/app/sw.js').toString('utf8');
+  t.match(text, /addEventListener\("push"/, 'it handles push messages');
+  t.notMatch(text, /addEventListener\("fetch"/, 'and never stands between the browser and the server');
+  t.equal((await raw(server, entry.url)).headers['service-worker-allowed'], undefined, 'only the worker carries the header');
 });
 
 t.test('web.enabled: false answers 404 for the page and its files', async (t) => {

@@ -1,6 +1,6 @@
 // The web client's microblog screens, driven in headless Chromium against the real server: a post
-// with an image reaching a follower, likes, a reply and deleting it, follow and unfollow, the
-// counter, endless scrolling and the phone-width layout.
+// with an image reaching a follower, likes and the author's live notification, reply threads and
+// deleting a reply, follow and unfollow, the counter, endless scrolling and the phone-width layout.
 import t, { type Test } from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ import {
   solidPng,
   textOf,
   waitInPage,
+  watchWebSockets,
   type AppPage,
 } from './browser';
 
@@ -41,12 +42,15 @@ t.teardown(async () => {
   rmSync(files, { recursive: true, force: true });
 });
 
+let aliceSockets: { urls: string[]; received: string[] } | null = null;
+
 /** A signed-in tab of its own browser context (its own localStorage: one person each). */
-async function personPage(key: Key, viewport?: Parameters<typeof newAppPage>[1]): Promise<Page> {
+async function personPage(key: Key, viewport?: Parameters<typeof newAppPage>[1], watch?: (p: Page) => Promise<void>): Promise<Page> {
   const context = await browser.createBrowserContext();
   contexts.push(context);
   const app = await newAppPage(context as unknown as Browser, viewport);
   pages.push(app);
+  await watch?.(app.page);
   await app.page.goto(server.url + '/');
   await signIn(app.page, key.key);
   await app.page.waitForSelector('nav[aria-label="Main"]');
@@ -94,7 +98,9 @@ t.test('a follower follows from the profile; a post with an image reaches their 
   await bobPage.click('nav[aria-label="Main"] a[href="#/"]');
   await waitInPage(bobPage, `document.body.textContent.includes('Nothing here yet')`);
 
-  alicePage = await personPage(alice);
+  alicePage = await personPage(alice, undefined, async (p) => {
+    aliceSockets = await watchWebSockets(p);
+  });
   const png = join(files, 'square.png');
   writeFileSync(png, solidPng(40, 30, [30, 120, 200]));
   await alicePage.type('#compose-text', POST_TEXT);
@@ -130,17 +136,36 @@ t.test('a follower follows from the profile; a post with an image reaches their 
   await noSeriousViolations(t, bobPage, 'home timeline');
 });
 
-t.test('likes toggle, with the count read back from the server', async (t) => {
+t.test("likes toggle, with the count read back from the server; the author's open page hears of it live", async (t) => {
+  // alice's home timeline is open (the test above), with her socket to /ws.
+  // bob's follow (the test above) made one before her page opened: it is counted from GET /api/me.
+  await waitInPage(alicePage, `document.querySelector('nav a[data-nav="notifications"] .nav-count')?.textContent === '1'`);
+  t.pass("bob's follow is counted as unread");
+  t.ok(aliceSockets!.urls.some((u) => new URL(u).pathname === '/ws' && new URL(u).searchParams.get('access_token') === alice.key), "the page opened /ws with its key as access_token");
   const like = `.post-list article[data-post-id="${postId}"] button.like`;
   await bobPage.click(like);
   await waitInPage(bobPage, `document.querySelector('${like}').getAttribute('aria-pressed') === 'true' && document.querySelector('${like}').parentElement.textContent.includes('1 like')`);
   t.equal((await server.get(`/api/posts/${postId}`)).json.like_count, 1);
+
+  // The like reaches alice's open page over the socket: the badge counts it and it is announced.
+  await waitInPage(alicePage, `document.querySelector('nav a[data-nav="notifications"] .nav-count')?.textContent === '2'`);
+  t.equal(await textOf(alicePage, 'nav a[data-nav="notifications"]'), 'Notifications2, 2 unread', 'the badge, and its words for screen readers');
+  await waitInPage(alicePage, `document.querySelector('[aria-live="polite"]').textContent === 'New notification: @bob liked your post.'`);
+  t.pass('announced politely');
+  const frames = aliceSockets!.received.map((f) => JSON.parse(f));
+  t.equal(frames.length, 1, 'one message on the socket (the follow came before the page opened)');
+  t.equal(frames[0].type, 'notification');
+  t.equal(frames[0].data.type, 'like');
+  t.equal(frames[0].data.post_id, postId);
+  t.same(frames[0].data.actor_ids, [bob.user_id]);
+  t.equal(await alicePage.title(), '(2) Home · perch', 'the title counts them too');
   await bobPage.click(like);
   await waitInPage(bobPage, `document.querySelector('${like}').getAttribute('aria-pressed') === 'false' && document.querySelector('${like}').parentElement.textContent.includes('0 likes')`);
   t.equal((await server.get(`/api/posts/${postId}`)).json.like_count, 0);
   await bobPage.click(like);
   await waitInPage(bobPage, `document.querySelector('${like}').getAttribute('aria-pressed') === 'true'`);
   t.equal((await server.get(`/api/posts/${postId}`)).json.like_count, 1);
+  t.equal((await server.get('/api/me', { key: alice.key })).json.unread_notifications, 2, 'liking again after an unlike notifies nobody again');
 
   // The post's own page, reached from its time.
   await bobPage.click(`.post-list article[data-post-id="${postId}"] a.post-time`);
@@ -151,13 +176,16 @@ t.test('likes toggle, with the count read back from the server', async (t) => {
   await noSeriousViolations(t, bobPage, 'post page');
 });
 
-t.test("a reply from the post's page, and deleting one's own post", async (t) => {
+t.test("a reply from the post's page joins its thread, and deleting one's own post", async (t) => {
   // bob is on alice's post's page (the test above).
   await bobPage.waitForSelector('#compose-text');
+  await waitInPage(bobPage, `document.body.textContent.includes('No replies yet.')`);
   t.equal(await textOf(bobPage, 'label[for="compose-text"]'), 'Your reply');
   await bobPage.type('#compose-text', 'Lovely light in that one.');
   await clickText(bobPage, '.compose button', 'Reply');
-  await waitInPage(bobPage, `document.body.textContent.includes('Your replies') && document.querySelector('article .post-actions').textContent.includes('1 reply')`);
+  await waitInPage(bobPage, `document.querySelectorAll('.thread-replies article').length === 1 && document.querySelector('.focus-post .post-actions').textContent.includes('1 reply')`);
+  t.equal(await textOf(bobPage, '#replies-title'), '1 reply');
+  t.equal(await textOf(bobPage, '.thread-replies article .post-text'), 'Lovely light in that one.', 'the reply is in the thread');
   const parent = await server.get(`/api/posts/${postId}`);
   t.equal(parent.json.reply_count, 1, 'the server counts the reply');
   const bobs = await server.get('/api/users/@bob/posts');
@@ -165,6 +193,8 @@ t.test("a reply from the post's page, and deleting one's own post", async (t) =>
   t.equal(reply.text, 'Lovely light in that one.');
   t.equal(reply.reply_to, postId, 'posted as a reply to that post');
   await noSeriousViolations(t, bobPage, 'post page with a reply');
+  await waitInPage(alicePage, `document.querySelector('nav a[data-nav="notifications"] .nav-count')?.textContent === '3'`);
+  t.pass("the reply reaches the author's open page live too");
 
   await bobPage.goto(server.url + '/#/users/bob');
   await bobPage.waitForSelector(`article[data-post-id="${reply.id}"]`);
@@ -249,6 +279,46 @@ t.test('the phone-width layout (360 x 740)', async (t) => {
   await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
   t.equal(await page.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.documentElement).getPropertyValue('--bg').trim()), '#14171b', 'the dark scheme applies');
   await noSeriousViolations(t, page, 'profile in the dark scheme');
+});
+
+t.test('a thread: the posts it answers above, its replies below, oldest first, page by page', async (t) => {
+  const say = async (key: Key, text: string, reply_to?: string) => {
+    const r = await server.post('/api/posts', { key: key.key, json: { text, reply_to } });
+    t.equal(r.status, 201);
+    return r.json.id as string;
+  };
+  const root = await say(carol, 'Where should the next meetup be?');
+  const first = await say(alice, 'The library has a room.', root);
+  const nested = await say(carol, 'Which floor?', first);
+  const more: string[] = [];
+  for (let i = 1; i <= 21; i++) more.push(await say(bob, `Idea number ${i}`, root));
+
+  await bobPage.goto(`${server.url}/#/posts/${root}`);
+  await waitInPage(bobPage, `document.querySelectorAll('.thread-replies article').length === 20`);
+  t.equal(await textOf(bobPage, '#replies-title'), '22 replies');
+  const ids = () => bobPage.$$eval('.thread-replies article', (els: any[]) => els.map((e) => e.dataset.postId));
+  t.same(await ids(), [first, ...more.slice(0, 19)], 'the first page, oldest first');
+  t.equal(await bobPage.$('.ancestors'), null, 'a post that answers nothing has nothing above it');
+  await bobPage.evaluate(() => (globalThis as any).window.scrollTo(0, (globalThis as any).document.body.scrollHeight));
+  await waitInPage(bobPage, `document.querySelectorAll('.thread-replies article').length === 22`);
+  await waitInPage(bobPage, `document.body.textContent.includes('That is every reply.')`);
+  t.same(await ids(), [first, ...more], 'every reply once, as the API pages them');
+  await noSeriousViolations(t, bobPage, 'a thread with many replies');
+
+  // A reply with a reply of its own leads to its own thread.
+  await bobPage.click(`.thread-replies article[data-post-id="${first}"] a.replies-link`);
+  await waitInPage(bobPage, `location.hash === '#/posts/${first}' && document.querySelectorAll('.thread-replies article').length === 1`);
+  await waitInPage(bobPage, `!!document.querySelector('.ancestors article[data-post-id="${root}"]')`);
+  t.equal(await textOf(bobPage, '.ancestors .post-text'), 'Where should the next meetup be?', 'the post it answers, above');
+  t.equal(await textOf(bobPage, '.focus-post .post-text'), 'The library has a room.');
+  t.equal(await bobPage.$('.focus-post .reply-to'), null, 'no "replying to" line: the post it answers is right above');
+  t.equal(await bobPage.$eval('.thread-replies article', (e: any) => e.dataset.postId), nested);
+  await noSeriousViolations(t, bobPage, 'a reply in its thread');
+
+  await bobPage.goto(`${server.url}/#/posts/${nested}`);
+  await waitInPage(bobPage, `document.querySelectorAll('.ancestors article').length === 2`);
+  t.same(await bobPage.$$eval('.ancestors article', (els: any[]) => els.map((e) => e.dataset.postId)), [root, first], 'the whole chain, oldest first');
+  await waitInPage(bobPage, `document.body.textContent.includes('No replies yet.')`);
 });
 
 t.test('no script errors or Content-Security-Policy violations in any tab', async (t) => {

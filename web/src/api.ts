@@ -1,5 +1,8 @@
 // The one way the client talks to perch's API: the key goes in the Authorization header, JSON in
 // and out, and every failure becomes an ApiError whose text is the server's own sentence.
+import type { NotificationItem } from './notification-text';
+
+export type { NotificationItem } from './notification-text';
 
 /** Shapes of the API's answers, as CONTRACT.md and docs/ describe them. */
 export interface User {
@@ -8,6 +11,8 @@ export interface User {
   created_at: string;
   followers_count: number;
   following_count: number;
+  /** GET /api/me only. */
+  unread_notifications?: number;
 }
 
 export interface Post {
@@ -35,6 +40,7 @@ export interface LinkSummary {
   updated_at?: string;
   expires_at: string | null;
   status?: 'active' | 'expired';
+  password_protected?: boolean;
 }
 
 export interface NameCount {
@@ -51,11 +57,31 @@ export interface LinkDetails extends LinkSummary {
     bots: number;
     daily: { date: string; count: number }[];
     referrers: { referrer: string; count: number }[];
-    /** Present once the server counts browser and OS families. */
-    browsers?: NameCount[];
-    os?: NameCount[];
+    browsers: NameCount[];
+    os: NameCount[];
+    /** Visits brought by `perch import`, part of `total` and `bots` but of no day. */
+    imported?: { total: number; bots: number };
   };
-  password_protected?: boolean;
+  password_protected: boolean;
+}
+
+export interface NotificationPreferences {
+  muted_post_ids: string[];
+  priority_user_ids: string[];
+  types: { like: boolean; reply: boolean; follow: boolean };
+}
+
+export type NotificationPage = Page<NotificationItem>;
+
+export interface Suggestion {
+  query: string;
+  volume: number;
+}
+
+export interface PushSubscriptionRecord {
+  id: string;
+  endpoint: string;
+  created_at: string;
 }
 
 export interface Media {
@@ -85,6 +111,9 @@ export class ApiError extends Error {
 /** A request that never reached perch (network down, server stopped). */
 export class NetworkError extends Error {}
 
+/** A failure the client found itself and explains in a sentence (a file too large, a browser refusing). */
+export class Problem extends Error {}
+
 /** The sentence a person sees for a failure: the server's message, and when to retry. */
 export function describeError(err: unknown): string {
   if (err instanceof ApiError) {
@@ -97,8 +126,15 @@ export function describeError(err: unknown): string {
     }
     return text;
   }
-  if (err instanceof NetworkError) return err.message;
+  if (err instanceof NetworkError || err instanceof Problem) return err.message;
   return 'Something went wrong in the web client: ' + (err instanceof Error ? err.message : String(err));
+}
+
+/** The message the server gave for one field (`details[].path`), or for a 409 on `conflictPath`. */
+export function fieldError(err: unknown, path: string, conflictPath?: string): string | null {
+  if (!(err instanceof ApiError)) return null;
+  if (err.status === 409 && conflictPath === path) return err.message;
+  return err.details.find((d) => d.path === path)?.message ?? null;
 }
 
 export interface RequestOptions {
@@ -118,8 +154,9 @@ export function configureApi(key: string | null, unauthorized: (err: ApiError) =
   onUnauthorized = unauthorized;
 }
 
-export async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-  const headers: Record<string, string> = { Accept: 'application/json' };
+/** Sends a request and answers the response when it is a success; any failure is thrown. */
+async function send(method: string, path: string, opts: RequestOptions, accept: string): Promise<Response> {
+  const headers: Record<string, string> = { Accept: accept };
   const key = opts.key !== undefined ? opts.key : sessionKey;
   if (key) headers.Authorization = `Bearer ${key}`;
   let body: BodyInit | undefined;
@@ -136,15 +173,14 @@ export async function request<T>(method: string, path: string, opts: RequestOpti
   } catch {
     throw new NetworkError('Could not reach perch. Check the connection and try again.');
   }
-  if (res.status === 204) return undefined as T;
-  const text = await res.text();
+  if (res.ok) return res;
+  const text = await res.text().catch(() => '');
   let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {
     parsed = undefined;
   }
-  if (res.ok) return parsed as T;
   const e = (parsed ?? {}) as { error?: string; message?: string; retry_after_seconds?: number; details?: ErrorDetail[] };
   const retry = e.retry_after_seconds ?? (Number(res.headers.get('Retry-After')) || null);
   const err = new ApiError(
@@ -159,11 +195,37 @@ export async function request<T>(method: string, path: string, opts: RequestOpti
   throw err;
 }
 
+export async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+  const res = await send(method, path, opts, 'application/json');
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  try {
+    return (text ? JSON.parse(text) : undefined) as T;
+  } catch {
+    throw new NetworkError('perch answered something that is not JSON. Try again.');
+  }
+}
+
+/** A file the API answers (a QR code, an export), read whole, with the name it suggests. */
+export async function requestFile(path: string, accept = '*/*'): Promise<{ blob: Blob; filename: string | null }> {
+  const res = await send('GET', path, {}, accept);
+  const disposition = res.headers.get('Content-Disposition') ?? '';
+  const m = /filename="([^"]+)"/.exec(disposition);
+  let blob: Blob;
+  try {
+    blob = await res.blob();
+  } catch {
+    throw new NetworkError('The download was cut off. Try again.');
+  }
+  return { blob, filename: m ? m[1] : null };
+}
+
 export const api = {
   get: <T>(path: string) => request<T>('GET', path),
   post: <T>(path: string, json?: unknown) => request<T>('POST', path, json === undefined ? {} : { json }),
   patch: <T>(path: string, json: unknown) => request<T>('PATCH', path, { json }),
   del: (path: string) => request<void>('DELETE', path),
+  put: <T>(path: string, json: unknown) => request<T>('PUT', path, { json }),
   upload: (file: Blob) => request<Media>('POST', '/api/media', { body: file }),
 };
 

@@ -6,14 +6,21 @@ import { describeError } from './api';
 import { LiveRegion, ScreenTitle, announce } from './components';
 import { features, probeFeatures, type Features } from './features';
 import { resetFollowing } from './following';
+import { notificationSentence } from './notification-text';
+import { onNotification, startNotifications, stopNotifications, unreadCount } from './notifications';
+import { disablePush, renewPush } from './push';
 import { href, match, usePath } from './router';
 import { resume, session, signOut } from './session';
 import { useStore } from './store';
+import { userById } from './users';
 import { Home } from './screens/home';
 import { LinkDetails } from './screens/link-details';
 import { Links } from './screens/links';
+import { NotificationSettings } from './screens/notification-settings';
+import { Notifications } from './screens/notifications';
 import { PostPage } from './screens/post';
 import { Profile } from './screens/profile';
+import { Search } from './screens/search';
 import { SignIn } from './screens/signin';
 
 interface ScreenRoute {
@@ -33,11 +40,10 @@ const ROUTES: ScreenRoute[] = [
   { pattern: '/users/:handle', title: (p) => `@${p.handle}`, render: (p) => html`<${Profile} handle=${p.handle} tab="posts" />` },
   { pattern: '/users/:handle/followers', title: (p) => `Followers of @${p.handle}`, render: (p) => html`<${Profile} handle=${p.handle} tab="followers" />` },
   { pattern: '/users/:handle/following', title: (p) => `Followed by @${p.handle}`, render: (p) => html`<${Profile} handle=${p.handle} tab="following" />` },
-  // Places for what comes later: notifications (list, unread badge, live over /ws) and search
-  // with suggestions. Their navigation items appear once the screen exists and the server has
-  // the endpoints.
-  { pattern: '/notifications', title: () => 'Notifications', render: null, feature: 'notifications' },
-  { pattern: '/search', title: () => 'Search', render: null, feature: 'search' },
+  // Screens of capabilities a server may not have (features.ts): offered only when it has them.
+  { pattern: '/search', title: () => 'Search', render: () => html`<${Search} />`, feature: 'search' },
+  { pattern: '/notifications', title: () => 'Notifications', render: () => html`<${Notifications} />`, feature: 'notifications' },
+  { pattern: '/notifications/settings', title: () => 'Notification settings', render: () => html`<${NotificationSettings} />`, feature: 'notifications' },
 ];
 
 interface NavItem {
@@ -46,6 +52,20 @@ interface NavItem {
   /** Also current on these route patterns. */
   also?: string[];
   route: string;
+  /** A count shown beside the label (unread notifications). */
+  count?: number | null;
+}
+
+/** Says what arrived over /ws, politely, on whatever screen is open. */
+function useLiveAnnouncements(active: boolean): void {
+  useEffect(() => {
+    if (!active) return;
+    return onNotification((n) => {
+      Promise.all(n.actor_ids.slice(0, 2).map((id) => userById(id).then((u) => u?.handle ?? null, () => null))).then((handles) =>
+        announce(`New notification: ${notificationSentence(n, handles)}.`),
+      );
+    });
+  }, [active]);
 }
 
 function NotAvailable({ title, feature }: { title: string; feature?: keyof Features }) {
@@ -79,7 +99,10 @@ function resolve(path: string): { route: ScreenRoute | null; params: Record<stri
 export function App() {
   const s = useStore(session);
   const have = useStore(features);
+  const unread = useStore(unreadCount);
   const path = usePath();
+  // The screen, without its query: a new search on the search screen is not a new screen.
+  const screenPath = path.split('?')[0];
   const [starting, setStarting] = useState(true);
   const [startError, setStartError] = useState<unknown>(null);
   const firstRender = useRef(true);
@@ -94,9 +117,22 @@ export function App() {
   const { route, params } = resolve(path);
   const signedIn = !!s.key && !!s.me;
   const title = !signedIn ? 'Sign in' : route ? route.title(params) : 'Page not found';
+  const live = signedIn && have.notifications;
+
+  // Notifications (count and /ws) run while signed in, on every screen.
+  useEffect(() => {
+    if (!live || !s.key || !s.me) return;
+    startNotifications(s.key);
+    void renewPush(s.me.id);
+    return () => stopNotifications();
+  }, [live, s.key]);
+  useLiveAnnouncements(live);
 
   useEffect(() => {
-    document.title = `${title} · perch`;
+    document.title = `${signedIn && unread ? `(${unread}) ` : ''}${title} · perch`;
+  }, [title, unread, signedIn]);
+
+  useEffect(() => {
     if (starting) return;
     // Moving to another screen moves focus to its heading, so a screen reader starts there.
     if (firstRender.current) {
@@ -104,9 +140,12 @@ export function App() {
       return;
     }
     document.querySelector<HTMLElement>('main h1')?.focus();
-  }, [path, signedIn, starting]);
+  }, [screenPath, signedIn, starting]);
 
-  function doSignOut() {
+  async function doSignOut() {
+    // Push to this browser is for the person signed in: stop it while the key still works.
+    const me = s.me;
+    if (me) await disablePush(me.id).catch(() => undefined);
     signOut();
     resetFollowing();
     announce('Signed out.');
@@ -119,9 +158,13 @@ export function App() {
         { label: 'Profile', path: `/users/${s.me.handle}`, route: '/users/:handle', also: ['/users/:handle/followers', '/users/:handle/following'] },
       ]
     : [];
-  for (const r of ROUTES) {
-    if (r.feature && r.render && have[r.feature]) nav.push({ label: r.title({}), path: r.pattern, route: r.pattern });
+  // Screens of capabilities the server has, before the profile.
+  const optional: NavItem[] = [];
+  if (have.search && ROUTES.some((r) => r.pattern === '/search' && r.render)) optional.push({ label: 'Search', path: '/search', route: '/search' });
+  if (have.notifications && ROUTES.some((r) => r.pattern === '/notifications' && r.render)) {
+    optional.push({ label: 'Notifications', path: '/notifications', route: '/notifications', also: ['/notifications/settings'], count: unread });
   }
+  if (nav.length) nav.splice(2, 0, ...optional);
   const isCurrent = (item: NavItem) => {
     if (!route) return false;
     if (item.label === 'Profile') return route.pattern.startsWith('/users/') && params.handle === s.me?.handle;
@@ -154,7 +197,13 @@ export function App() {
         ${signedIn
           ? html`<nav aria-label="Main">
               <ul>
-                ${nav.map((item) => html`<li><a href=${href(item.path)} aria-current=${isCurrent(item) ? 'page' : undefined}>${item.label}</a></li>`)}
+                ${nav.map(
+                  (item) => html`<li><a href=${href(item.path)} aria-current=${isCurrent(item) ? 'page' : undefined} data-nav=${item.label.toLowerCase()}>
+                    ${item.label}${item.count
+                      ? html`<span class="nav-count" aria-hidden="true">${item.count > 99 ? '99+' : item.count}</span><span class="visually-hidden">, ${item.count} unread</span>`
+                      : null}
+                  </a></li>`,
+                )}
               </ul>
             </nav>
             <div class="who">

@@ -46,6 +46,8 @@ export interface Feed<T> {
   done: boolean;
   loadMore(): void;
   reload(): void;
+  /** Asks again for the page that failed. */
+  retry(): void;
   setItems(update: (items: T[]) => T[]): void;
 }
 
@@ -61,12 +63,15 @@ export function useFeed<T>(load: (cursor: string | null) => Promise<Page<T>>, ke
   const [done, setDone] = useState(false);
   const generation = useRef(0);
   const busy = useRef(false);
+  /** The cursor of the page asked last (null: the first), for a retry. */
+  const lastAsked = useRef<string | null>(null);
   const loadRef = useRef(load);
   loadRef.current = load;
 
   const fetchPage = useCallback((cursor: string | null, replace: boolean) => {
     if (busy.current && !replace) return;
     busy.current = true;
+    lastAsked.current = cursor;
     const mine = ++generation.current;
     setLoading(true);
     setError(null);
@@ -105,6 +110,7 @@ export function useFeed<T>(load: (cursor: string | null) => Promise<Page<T>>, ke
       if (next && !loading) fetchPage(next, false);
     },
     reload: () => fetchPage(null, true),
+    retry: () => fetchPage(lastAsked.current, lastAsked.current === null),
     setItems: (update) => setItemsState((old) => update(old)),
   };
 }
@@ -130,7 +136,9 @@ export function MoreItems<T>({ feed, label, endText }: { feed: Feed<T>; label: s
     <${ErrorMessage} error=${feed.error} />
     ${feed.loading
       ? html`<${Loading} />`
-      : feed.next
+      : feed.error
+        ? html`<button type="button" class="secondary" onClick=${feed.retry}>Try again</button>`
+        : feed.next
         ? html`<button type="button" class="secondary" onClick=${feed.loadMore}>${label}</button>`
         : feed.done && !feed.error
           ? html`<p class="muted">${endText}</p>`
@@ -138,8 +146,11 @@ export function MoreItems<T>({ feed, label, endText }: { feed: Feed<T>; label: s
   </div>`;
 }
 
-/** A post: author, time (a link to the post's page), text, images, likes. */
-export function PostCard({ post, onChange, onRemoved }: { post: Post; onChange?: (post: Post) => void; onRemoved?: (id: string) => void }) {
+/**
+ * A post: author, time (a link to the post's page), text, images, likes, and its replies (a link to
+ * its thread). `inThread`: shown within a thread, where the post it answers is shown above.
+ */
+export function PostCard({ post, onChange, onRemoved, inThread = false }: { post: Post; onChange?: (post: Post) => void; onRemoved?: (id: string) => void; inThread?: boolean }) {
   const me = useStore(session).me;
   const [liked, setLiked] = useState(() => (me ? isLiked(me.id, post.id) : false));
   const [busy, setBusy] = useState(false);
@@ -189,7 +200,7 @@ export function PostCard({ post, onChange, onRemoved }: { post: Post; onChange?:
       </span>
       <a href=${href('/posts/' + post.id)} class="post-time"><time datetime=${post.created_at}>${formatDateTime(post.created_at)}</time></a>
     </header>
-    ${post.reply_to ? html`<p class="muted small reply-to">Replying to <a href=${href('/posts/' + post.reply_to)}>a post</a></p>` : null}
+    ${post.reply_to && !inThread ? html`<p class="muted small reply-to">Replying to <a href=${href('/posts/' + post.reply_to)}>a post</a></p>` : null}
     <p class="post-text">${post.text}</p>
     ${post.media_ids.length > 0
       ? html`<div class=${'post-media count-' + post.media_ids.length}>
@@ -203,7 +214,9 @@ export function PostCard({ post, onChange, onRemoved }: { post: Post; onChange?:
         ${liked ? 'Liked' : 'Like'}
       </button>
       <span class="count">${plural(post.like_count ?? 0, 'like')}</span>
-      <span class="count">${plural(post.reply_count ?? 0, 'reply', 'replies')}</span>
+      ${post.reply_count
+        ? html`<a class="count replies-link" href=${href('/posts/' + post.id)}>${plural(post.reply_count, 'reply', 'replies')}</a>`
+        : html`<span class="count">0 replies</span>`}
       ${mine ? html`<button type="button" class="secondary small delete-post" onClick=${() => setConfirming(true)}>Delete</button>` : null}
     </footer>
     <${ErrorMessage} error=${error} />
@@ -216,13 +229,18 @@ export function PostCard({ post, onChange, onRemoved }: { post: Post; onChange?:
 }
 
 /** A list of posts read page by page, scrolling on without end. */
-export function PostList({ feed, empty }: { feed: Feed<Post>; empty: string }) {
+export function PostList({ feed, empty, moreLabel = 'Load older posts', endText = 'You have reached the beginning.' }: {
+  feed: Feed<Post>;
+  empty: string;
+  moreLabel?: string;
+  endText?: string;
+}) {
   const replace = (p: Post) => feed.setItems((items) => items.map((x) => (x.id === p.id ? p : x)));
   const drop = (id: string) => feed.setItems((items) => items.filter((x) => x.id !== id));
   return html`<div class="post-list">
     ${feed.items.length === 0 && feed.done && !feed.error ? html`<p class="muted">${empty}</p>` : null}
     ${feed.items.map((p) => html`<${PostCard} key=${p.id} post=${p} onChange=${replace} onRemoved=${drop} />`)}
-    ${feed.items.length > 0 || !feed.done ? html`<${MoreItems} feed=${feed} label="Load older posts" endText="You have reached the beginning." />` : null}
+    ${feed.items.length > 0 || !feed.done ? html`<${MoreItems} feed=${feed} label=${moreLabel} endText=${endText} />` : null}
   </div>`;
 }
 

@@ -27,6 +27,20 @@ export function usePath(): string {
   return path;
 }
 
+/** The query part of a path (`/search?q=café&sort=recent`). */
+export function queryOf(path: string): URLSearchParams {
+  const i = path.indexOf('?');
+  return new URLSearchParams(i === -1 ? '' : path.slice(i + 1));
+}
+
+/** A path with a query string, leaving out empty values. */
+export function withParams(path: string, params: Record<string, string | null | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
+  const s = q.toString();
+  return s ? `${path}?${s}` : path;
+}
+
 /**
  * Matches `path` against a pattern like `/links/:code`: the decoded parameters, or null. A
  * parameter is one non-empty segment.

@@ -3,7 +3,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { MAX_POST_CODE_POINTS, codePointLength } from '../../../src/core/post-text';
-import { api, type Post } from '../api';
+import { Problem, api, type Post } from '../api';
 import { ErrorMessage, announce } from '../components';
 import { plural } from '../format';
 import { session } from '../session';
@@ -58,7 +58,7 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
       else accepted.push({ file, preview: URL.createObjectURL(file) });
     }
     setAttachments([...attachments, ...accepted]);
-    setError(problems.length ? new Error(problems.join('; ') + '.') : null);
+    setError(problems.length ? new Problem(problems.join('; ') + '.') : null);
     if (accepted.length) announce(`${accepted.length} image${accepted.length === 1 ? '' : 's'} attached.`);
   }
 

@@ -1,25 +1,94 @@
-// A link's details: its analytics (30-day chart, referrers, and browsers and OS where the server
-// counts them), editing, and deleting.
+// A link's details: its analytics (30-day chart, referrers, browsers, operating systems), the QR
+// code, editing (target, expiry, password), and deleting.
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, type LinkDetails as Details, type NameCount } from '../api';
+import { api, fieldError, requestFile, type LinkDetails as Details, type NameCount } from '../api';
 import { ConfirmDialog, ErrorMessage, Loading, ScreenTitle, announce } from '../components';
+import { download } from '../download';
 import { formatDateTime, fromLocalInput, toLocalInput } from '../format';
 import { href, navigate } from '../router';
 import { ClicksChart } from './chart';
+import { Field, described } from './links';
 
 function CountTable({ caption, name, rows }: { caption: string; name: string; rows: NameCount[] }) {
-  if (rows.length === 0) return html`<p class="muted">No ${caption.toLowerCase()} yet.</p>`;
-  return html`<table class="counts">
-    <caption class="visually-hidden">${caption}</caption>
-    <thead><tr><th scope="col">${name}</th><th scope="col">Clicks</th></tr></thead>
-    <tbody>${rows.map((r) => html`<tr><td>${r.name}</td><td>${r.count}</td></tr>`)}</tbody>
-  </table>`;
+  return html`<div class="count-table">
+    <h3>${caption}</h3>
+    ${rows.length === 0
+      ? html`<p class="muted">No ${caption.toLowerCase()} yet.</p>`
+      : html`<table class="counts" data-kind=${caption.toLowerCase()}>
+          <caption class="visually-hidden">${caption}, top 10 by clicks</caption>
+          <thead><tr><th scope="col">${name}</th><th scope="col">Clicks</th></tr></thead>
+          <tbody>${rows.map((r) => html`<tr><td>${r.name}</td><td>${r.count}</td></tr>`)}</tbody>
+        </table>`}
+  </div>`;
+}
+
+/**
+ * The QR code of the short URL. GET /api/links/{code}/qr is for the owner only, so an <img> cannot
+ * load it by address (it would carry no key): it is read with the key and shown from a blob: URL,
+ * which the page's policy allows for images.
+ */
+function QrCode({ link }: { link: Details }) {
+  const [src, setSrc] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [saving, setSaving] = useState(false);
+  const code = encodeURIComponent(link.short_code);
+
+  useEffect(() => {
+    let url: string | null = null;
+    let current = true;
+    setSrc(null);
+    setError(null);
+    requestFile(`/api/links/${code}/qr?format=svg&size=256`, 'image/svg+xml').then(
+      ({ blob }) => {
+        if (!current) return;
+        url = URL.createObjectURL(blob);
+        setSrc(url);
+      },
+      (err) => current && setError(err),
+    );
+    return () => {
+      current = false;
+      if (url) URL.revokeObjectURL(url);
+    };
+  }, [link.short_code]);
+
+  async function save(format: 'png' | 'svg') {
+    setSaving(true);
+    setError(null);
+    try {
+      const name = await download(`/api/links/${code}/qr?format=${format}&size=1024`, `qr-${link.short_code}.${format}`);
+      announce(`Saved ${name}.`);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setSaving(false);
+    }
+  }
+
+  return html`<section class="card qr" aria-labelledby="qr-title">
+    <h2 id="qr-title">QR code</h2>
+    <div class="qr-body">
+      ${src
+        ? html`<img class="qr-image" src=${src} width="256" height="256" alt=${`QR code of ${link.short_url}`} />`
+        : error ? null : html`<${Loading} label="Loading the QR code…" />`}
+      <div class="stack">
+        <p class="muted small">Scanning it opens ${link.short_url}${link.password_protected ? ', which asks for the password' : ''}.</p>
+        <div class="actions">
+          <button type="button" class="secondary small" onClick=${() => save('png')} disabled=${saving}>Download PNG</button>
+          <button type="button" class="secondary small" onClick=${() => save('svg')} disabled=${saving}>Download SVG</button>
+        </div>
+      </div>
+    </div>
+    <${ErrorMessage} error=${error} />
+  </section>`;
 }
 
 function EditForm({ link, onSaved }: { link: Details; onSaved: (d: Details) => void }) {
   const [url, setUrl] = useState(link.url);
   const [expires, setExpires] = useState(toLocalInput(link.expires_at));
+  const [password, setPassword] = useState('');
+  const [removePassword, setRemovePassword] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
@@ -35,13 +104,17 @@ function EditForm({ link, onSaved }: { link: Details; onSaved: (d: Details) => v
         // Same minute as before: leave the exact stored instant alone.
         if (toLocalInput(expiresAt) !== toLocalInput(link.expires_at)) body.expires_at = expiresAt;
       }
+      if (removePassword) body.password = null;
+      else if (password) body.password = password;
       if (Object.keys(body).length === 0) {
         announce('Nothing to save: the link is unchanged.');
         return;
       }
       const saved = await api.patch<Details>(`/api/links/${encodeURIComponent(link.short_code)}`, body);
       onSaved(saved);
-      announce('Link saved.');
+      announce(
+        removePassword ? 'Link saved; it has no password now.' : password ? 'Link saved with the new password.' : 'Link saved.',
+      );
     } catch (err) {
       setError(err);
     } finally {
@@ -49,16 +122,30 @@ function EditForm({ link, onSaved }: { link: Details; onSaved: (d: Details) => v
     }
   }
 
+  const errs = { url: fieldError(error, 'url'), expires: fieldError(error, 'expires_at'), password: fieldError(error, 'password') };
   return html`<form onSubmit=${submit} class="stack" aria-labelledby="edit-title">
     <h2 id="edit-title">Edit</h2>
-    <div class="field">
-      <label for="edit-url">Target URL</label>
-      <input id="edit-url" type="url" required value=${url} onInput=${(e: Event) => setUrl((e.target as HTMLInputElement).value)} />
-    </div>
-    <div class="field">
-      <label for="edit-expires">Expires (empty: never; your time zone)</label>
-      <input id="edit-expires" type="datetime-local" value=${expires} onInput=${(e: Event) => setExpires((e.target as HTMLInputElement).value)} />
-    </div>
+    <${Field} id="edit-url" label="Target URL" error=${errs.url}>
+      <input id="edit-url" type="url" required value=${url} onInput=${(e: Event) => setUrl((e.target as HTMLInputElement).value)}
+        ...${described('edit-url', false, errs.url)} />
+    </${Field}>
+    <${Field} id="edit-expires" label="Expires" hint="Empty: never. In your time zone." error=${errs.expires}>
+      <input id="edit-expires" type="datetime-local" value=${expires} onInput=${(e: Event) => setExpires((e.target as HTMLInputElement).value)}
+        ...${described('edit-expires', true, errs.expires)} />
+    </${Field}>
+    <${Field} id="edit-password" label=${link.password_protected ? 'New password' : 'Password'}
+      hint=${link.password_protected ? 'The link has a password. Leave this empty to keep it.' : 'None now. Set one and visitors must type it (4–128 characters).'}
+      error=${errs.password}>
+      <input id="edit-password" type="password" autocomplete="new-password" value=${password} disabled=${removePassword}
+        onInput=${(e: Event) => setPassword((e.target as HTMLInputElement).value)} ...${described('edit-password', true, errs.password)} />
+    </${Field}>
+    ${link.password_protected
+      ? html`<div class="check">
+          <input id="edit-remove-password" type="checkbox" checked=${removePassword}
+            onChange=${(e: Event) => setRemovePassword((e.target as HTMLInputElement).checked)} />
+          <label for="edit-remove-password">Remove the password (anyone with the link is redirected)</label>
+        </div>`
+      : null}
     <${ErrorMessage} error=${error} />
     <div class="actions">
       <button type="submit" disabled=${busy}>${busy ? 'Saving…' : 'Save changes'}</button>
@@ -121,8 +208,9 @@ export function LinkDetails({ code }: { code: string }) {
       <h2 id="about-title" class="visually-hidden">About this link</h2>
       <dl class="facts">
         <dt>Short URL</dt><dd><a href=${link.short_url} target="_blank" rel="noopener noreferrer" class="short-url">${link.short_url}</a></dd>
-        <dt>Target</dt><dd class="break">${link.url}</dd>
+        <dt>Target</dt><dd class="break target">${link.url}</dd>
         <dt>Status</dt><dd>${link.status}</dd>
+        <dt>Password</dt><dd class="password-state">${link.password_protected ? 'yes: visitors must type it' : 'none'}</dd>
         <dt>Created</dt><dd>${formatDateTime(link.created_at)}</dd>
         <dt>Updated</dt><dd>${formatDateTime(link.updated_at)}</dd>
         <dt>Expires</dt><dd>${link.expires_at ? formatDateTime(link.expires_at) : 'never'}</dd>
@@ -139,12 +227,17 @@ export function LinkDetails({ code }: { code: string }) {
         <li><strong>${c.last_24h}</strong> in the last 24 hours</li>
         <li><strong>${c.bots}</strong> by bots (not counted above)</li>
       </ul>
+      ${c.imported && c.imported.total > 0
+        ? html`<p class="muted small">${c.imported.total} of them were imported from another shortener; they have no date, so the chart does not show them.</p>`
+        : null}
       <${ClicksChart} daily=${c.daily} />
-      <h3>Referrers</h3>
-      <${CountTable} caption="Referrers" name="Referrer" rows=${c.referrers.map((r) => ({ name: r.referrer, count: r.count }))} />
-      ${c.browsers ? html`<h3>Browsers</h3><${CountTable} caption="Browsers" name="Browser" rows=${c.browsers} />` : null}
-      ${c.os ? html`<h3>Operating systems</h3><${CountTable} caption="Operating systems" name="Operating system" rows=${c.os} />` : null}
+      <div class="count-tables">
+        <${CountTable} caption="Referrers" name="Referrer" rows=${c.referrers.map((r) => ({ name: r.referrer, count: r.count }))} />
+        <${CountTable} caption="Browsers" name="Browser" rows=${c.browsers ?? []} />
+        <${CountTable} caption="Operating systems" name="Operating system" rows=${c.os ?? []} />
+      </div>
     </section>
+    <${QrCode} link=${link} />
     <section class="card"><${EditForm} key=${link.updated_at} link=${link} onSaved=${setLink} /></section>
     <section class="card" aria-labelledby="delete-title">
       <h2 id="delete-title">Delete</h2>

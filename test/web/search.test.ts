@@ -1,0 +1,185 @@
+// The web client's search, driven in headless Chromium against the real server: suggestions while
+// typing in a combobox chosen with the keyboard, results newest first and by best match, paging,
+// the 429 of a spent tier explained with when to retry, and the phone-width layout.
+import t, { type Test } from 'tap';
+import type { Browser, Page } from 'puppeteer-core';
+import { startServer, type Key, type TestServer } from '../helpers/server';
+import {
+  PHONE,
+  launchBrowser,
+  newAppPage,
+  overflowsSideways,
+  seriousA11yViolations,
+  signIn,
+  textOf,
+  waitInPage,
+  type AppPage,
+} from './browser';
+
+let server: TestServer;
+let browser: Browser;
+let alice: Key;
+let tab: AppPage;
+let page: Page;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Asks until `check` holds (bounded): indexing and query counting run in the background. */
+async function eventually(what: string, check: () => Promise<boolean>, timeout = 20_000): Promise<void> {
+  const deadline = Date.now() + timeout;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeout} ms`);
+    await sleep(250);
+  }
+}
+
+const search = (q: string, sort = 'recent', extra = '') => server.get(`/api/search?q=${encodeURIComponent(q)}&sort=${sort}${extra}`, { key: alice.key });
+
+t.before(async () => {
+  // A small relevance bucket, so that a test can spend it and see the 429 explained.
+  server = await startServer({ config: { limits: { search: { relevance: { capacity: 4, refill_per_second: 0.01 } } } } });
+  alice = await server.keygen('alice');
+  const say = async (text: string) => {
+    const r = await server.post('/api/posts', { key: alice.key, json: { text } });
+    if (r.status !== 201) throw new Error(`post: ${r.status} ${r.text}`);
+  };
+  await say('Coffee at the station café, again');
+  await say('Station works: the café is closed');
+  for (let i = 1; i <= 23; i++) await say(`Allotment tea break number ${i}`);
+  await say('Tea on the train');
+  // Searchable within seconds; each answered search is also counted for suggestions.
+  await eventually('posts indexed', async () => (await search('tea')).json.items.length === 20 && (await search('café')).json.items.length === 2);
+  for (let i = 0; i < 3; i++) await search('Café  Station');
+  await eventually('suggestions counted', async () => {
+    const r = await server.get('/api/suggest?prefix=caf');
+    return r.json.suggestions.some((s: any) => s.query === 'café station');
+  });
+  browser = await launchBrowser();
+  tab = await newAppPage(browser);
+  page = tab.page;
+});
+t.teardown(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function noSeriousViolations(t: Test, p: Page, screen: string): Promise<void> {
+  t.same(await seriousA11yViolations(p), [], `${screen}: no serious or critical accessibility violations`);
+}
+
+const resultIds = (p: Page) => p.$$eval('.post-list article', (els: any[]) => els.map((e) => e.dataset.postId));
+const expanded = (p: Page) => p.$eval('#search-input', (e: any) => e.getAttribute('aria-expanded'));
+
+t.test('suggestions while typing, chosen with the keyboard, run the search', async (t) => {
+  await page.goto(server.url + '/');
+  await signIn(page, alice.key);
+  await page.waitForSelector('nav a[data-nav="search"]');
+  await page.click('nav a[data-nav="search"]');
+  await page.waitForSelector('#search-input');
+  t.equal(await textOf(page, 'h1'), 'Search');
+  t.equal(await page.$eval('#search-input', (e: any) => e.getAttribute('role')), 'combobox');
+  await noSeriousViolations(t, page, 'search, empty');
+
+  await page.focus('#search-input');
+  await page.keyboard.type('caf');
+  await waitInPage(page, `document.querySelector('#search-input').getAttribute('aria-expanded') === 'true'`);
+  const expected = (await server.get('/api/suggest?prefix=caf&limit=8')).json.suggestions.map((s: any) => s.query);
+  t.same(await page.$$eval('#search-suggestions [role="option"]', (els: any[]) => els.map((e) => e.textContent)), expected, 'the suggestions the API has for the prefix, in its order');
+  t.equal(expected[0], 'café station', 'the most searched first');
+  t.equal(await page.$eval('#search-input', (e: any) => e.getAttribute('aria-activedescendant')), null, 'none chosen yet');
+  await noSeriousViolations(t, page, 'search with the suggestion list open');
+
+  await page.keyboard.press('ArrowDown');
+  t.equal(await page.$eval('#search-input', (e: any) => e.getAttribute('aria-activedescendant')), 'suggestion-0');
+  t.equal(await page.$eval('#suggestion-0', (e: any) => e.getAttribute('aria-selected')), 'true');
+  await page.keyboard.press('ArrowUp');
+  t.equal(await page.$eval('#search-input', (e: any) => e.getAttribute('aria-activedescendant')), `suggestion-${expected.length - 1}`, 'up from the first wraps to the last');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Escape');
+  t.equal(await expanded(page), 'false', 'Escape closes the list');
+  t.equal(await page.$eval('#search-input', (e: any) => e.value), 'caf', 'and keeps what was typed');
+  await page.keyboard.press('ArrowDown');
+  t.equal(await expanded(page), 'true', 'the arrow opens it again');
+  await page.keyboard.press('Enter');
+
+  await waitInPage(page, `location.hash === '#/search?q=caf%C3%A9+station&sort=recent'`);
+  t.equal(await page.$eval('#search-input', (e: any) => e.value), 'café station', 'the suggestion fills the box');
+  t.equal(await expanded(page), 'false');
+  t.equal(await page.evaluate(() => (globalThis as any).document.activeElement.id), 'search-input', 'the focus stays in the box');
+  await waitInPage(page, `document.querySelectorAll('.post-list article').length === 2`);
+  t.same(await resultIds(page), (await search('café station')).json.items.map((p: any) => p.id), 'the results the API gives, newest first');
+  t.equal(await textOf(page, '#results-title'), 'Results for “café station”');
+  await waitInPage(page, `document.querySelector('[aria-live="polite"]').textContent === '2 results for “café station”.'`);
+  t.pass('the count is announced');
+  await noSeriousViolations(t, page, 'search results');
+});
+
+t.test('best match first, by the radio buttons', async (t) => {
+  await page.click('#sort-relevance');
+  await waitInPage(page, `location.hash === '#/search?q=caf%C3%A9+station&sort=relevance'`);
+  await waitInPage(page, `document.querySelector('.post-list article') && !document.querySelector('.more [role="status"]')`);
+  t.same(await resultIds(page), (await search('café station', 'relevance')).json.items.map((p: any) => p.id), 'the API\'s relevance order');
+  t.equal(await page.$eval('#sort-relevance', (e: any) => e.checked), true);
+});
+
+t.test('a spent tier answers 429, shown with when to try again', async (t) => {
+  let status = 200;
+  for (let i = 0; i < 6 && status === 200; i++) status = (await search('tea', 'relevance')).status;
+  t.equal(status, 429, 'the relevance bucket is dry');
+  await page.$eval('#search-input', (e: any) => (e.value = ''));
+  await page.type('#search-input', 'tea train');
+  await page.keyboard.press('Enter');
+  await waitInPage(page, `(document.querySelector('.more .error')?.textContent ?? '').includes('Try again in')`);
+  t.match(await textOf(page, '.more .error'), /^.+ Try again in \d+ seconds?\.$/, 'the message says when');
+  t.equal(await page.$eval('.more .error', (e: any) => e.getAttribute('role')), 'alert');
+  t.ok(await page.$('.more button.secondary'), 'and offers to try again');
+  await noSeriousViolations(t, page, 'search refused with 429');
+});
+
+t.test('results page in as they scroll', async (t) => {
+  await page.click('#sort-recent');
+  await waitInPage(page, `location.hash === '#/search?q=tea+train&sort=recent'`);
+  await waitInPage(page, `document.querySelectorAll('.post-list article').length === 1`);
+  await page.$eval('#search-input', (e: any) => (e.value = ''));
+  await page.type('#search-input', 'tea');
+  await page.keyboard.press('Enter');
+  await waitInPage(page, `location.hash === '#/search?q=tea&sort=recent' && document.querySelectorAll('.post-list article').length === 20`);
+  await page.evaluate(() => (globalThis as any).window.scrollTo(0, (globalThis as any).document.body.scrollHeight));
+  await waitInPage(page, `document.querySelectorAll('.post-list article').length === 24`);
+  await waitInPage(page, `document.body.textContent.includes('No more results.')`);
+  const all: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const r: any = await search('tea', 'recent', `&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    all.push(...r.json.items.map((p: any) => p.id));
+    cursor = r.json.next_cursor;
+  } while (cursor);
+  t.same(await resultIds(page), all, 'every match once, newest first');
+  t.equal(all.length, 24);
+});
+
+t.test('the phone-width layout', async (t) => {
+  const phone = await newAppPage(browser, PHONE);
+  t.teardown(() => phone.page.close());
+  const p = phone.page;
+  await p.goto(server.url + '/#/search?q=caf%C3%A9');
+  await waitInPage(p, `document.querySelectorAll('.post-list article').length === 2`);
+  await p.focus('#search-input');
+  await p.keyboard.press('End');
+  await p.keyboard.type(' s');
+  await waitInPage(p, `document.querySelector('#search-input').getAttribute('aria-expanded') === 'true'`);
+  t.equal(await overflowsSideways(p), false, 'nothing wider than 360 px, the list open');
+  const list = await p.$eval('#search-suggestions', (e: any) => e.getBoundingClientRect().toJSON());
+  t.ok(list.left >= 0 && list.right <= 360, 'the suggestions fit the width');
+  await noSeriousViolations(t, p, 'search at phone width');
+  await p.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+  await p.keyboard.press('ArrowDown');
+  await noSeriousViolations(t, p, 'search in the dark scheme, a suggestion chosen');
+  t.same(phone.problems, []);
+});
+
+t.test('no script errors or Content-Security-Policy violations', async (t) => {
+  t.same(tab.problems, []);
+});
