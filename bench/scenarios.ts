@@ -5,6 +5,7 @@ import { runLimiter } from './limiter';
 import { runNotifyWs } from './notify-ws';
 import { runRedirect } from './redirect';
 import { runSearch, runSuggest } from './search';
+import { runShorten } from './shorten';
 import { runFanout, runPosts, runReadWrite, runTimeline } from './social';
 
 export interface Scenario {
@@ -22,6 +23,7 @@ export const SCENARIOS: readonly Scenario[] = [
     goal: 'ratio ≥ 0.85; peak RSS ≤ 160 MiB, anonymous ≤ 128 MiB',
     run: runRedirect,
   },
+  { name: 'shorten', about: 'durable POST /api/shorten (limits raised, 64 keys) vs a bare uWS 201 of the same size', goal: 'none set', run: runShorten },
   { name: 'posts', about: 'durable POST /api/posts (authors with 10 followers) vs a bare uWS 201; the minimal group commit beside', goal: 'ratio ≥ 0.5', run: runPosts },
   { name: 'timeline', about: 'GET /api/timeline (50 items) vs a bare uWS constant body of the same size', goal: 'ratio ≥ 0.4', run: runTimeline },
   {
