@@ -2,6 +2,7 @@
 // measures, its goal, and the function that runs it.
 import type { BenchContext, ScenarioResult } from './context';
 import { runLimiter } from './limiter';
+import { runMixed } from './mixed';
 import { runNotifyWs } from './notify-ws';
 import { runRedirect } from './redirect';
 import { runSearch, runSuggest } from './search';
@@ -46,6 +47,12 @@ export const SCENARIOS: readonly Scenario[] = [
     about: "10,000 open sockets, 5,000 likes to 1,000 of them: from the like's 204 to the socket's message",
     goal: 'p99 < 100 ms',
     run: runNotifyWs,
+  },
+  {
+    name: 'mixed',
+    about: 'realistic traffic for --duration (30 s) with open sockets, then an audit that nothing was lost',
+    goal: 'audit passes',
+    run: runMixed,
   },
 ];
 
