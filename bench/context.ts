@@ -94,6 +94,17 @@ export interface Round {
   ratio: number;
 }
 
+/** The length of a run with --quick: enough for every part of a scenario to run, not to measure it. */
+const QUICK_SECONDS = 0.5;
+
+/**
+ * autocannon ends a run at its first rate sample after the duration; samples are a second apart
+ * by default, so shorter runs sample more often to end on time.
+ */
+function sampleIntervalMs(seconds: number): number {
+  return seconds < 2 ? 250 : 1000;
+}
+
 export class BenchContext {
   readonly notes: string[] = [];
   private readonly servers: TestServer[] = [];
@@ -109,10 +120,10 @@ export class BenchContext {
     return this.options.url !== undefined;
   }
 
-  /** Seconds of a measured run: --duration, else the scenario's default (1 with --quick). */
+  /** Seconds of a measured run: --duration, else the scenario's default (half a second with --quick). */
   seconds(byDefault: number): number {
     if (this.options.duration !== undefined) return this.options.duration;
-    return this.options.quick ? 1 : byDefault;
+    return this.options.quick ? QUICK_SECONDS : byDefault;
   }
 
   /** Seconds of a warm-up run (none with --quick). */
@@ -201,7 +212,7 @@ export class BenchContext {
       label,
       seconds,
       async (report) => {
-        const run = autocannon({ pipelining: 1, ...opts, duration: seconds });
+        const run = autocannon({ pipelining: 1, sampleInt: sampleIntervalMs(seconds), ...opts, duration: seconds });
         run.on('tick', (t) => report(`${t.counter.toLocaleString('en-US')} req/s`));
         return summarize(await run);
       },
@@ -214,7 +225,8 @@ export class BenchContext {
 
   /** A load run without a line of its own: one that runs beside another, whose line shows. */
   async loadQuietly(opts: LoadOptions): Promise<LoadSummary> {
-    return summarize(await autocannon({ pipelining: 1, ...opts, duration: opts.duration ?? 10 }));
+    const seconds = opts.duration ?? 10;
+    return summarize(await autocannon({ pipelining: 1, sampleInt: sampleIntervalMs(seconds), ...opts, duration: seconds }));
   }
 
   /**

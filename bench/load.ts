@@ -19,6 +19,8 @@ export interface LoadOptions {
   pipelining?: number;
   /** Requests per second over all connections; unlimited when absent. */
   overallRate?: number;
+  /** Milliseconds between rate samples; a run ends at the first sample after its duration. */
+  sampleInt?: number;
   requests?: Array<{ setupRequest?: (req: LoadRequest) => LoadRequest }>;
   setupClient?: (client: { setHeaders(h: Record<string, string>): void }) => void;
 }

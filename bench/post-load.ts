@@ -6,7 +6,8 @@ import { spawn } from 'node:child_process';
 import { autocannon, postLoad, summarize, type LoadSummary } from './load';
 
 async function runPostLoad(url: string, rate: number, seconds: number, connections: number, keys: string[]): Promise<void> {
-  const r = await autocannon({ ...postLoad(url, keys), duration: seconds, connections, ...(rate > 0 ? { overallRate: rate } : {}) });
+  // Rate samples every 250 ms for a short run: a run ends at its first sample after the duration.
+  const r = await autocannon({ ...postLoad(url, keys), duration: seconds, sampleInt: seconds < 2 ? 250 : 1000, connections, ...(rate > 0 ? { overallRate: rate } : {}) });
   process.stdout.write(JSON.stringify(summarize(r)) + '\n');
 }
 
