@@ -17,7 +17,7 @@ import WebSocket from 'ws';
 import { openSqlite } from '../src/store/sqlite';
 import { migrateAll } from '../src/capabilities';
 import { atMost, type BenchContext, type ScenarioResult } from './context';
-import { call, metricValue, metricsOf } from './http';
+import { metricValue, metricsOf } from './http';
 import { seedOnePostEach, seedUsers, type Seeded } from './seed';
 
 const LIKES_PER_RECIPIENT = 5;

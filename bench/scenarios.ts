@@ -1,4 +1,4 @@
-// The scenarios of `perch bench`, in the order they run when several are named: what each
+// The scenarios of `perch bench`, in the order `all` runs them: what each
 // measures, its goal, and the function that runs it.
 import type { BenchContext, ScenarioResult } from './context';
 import { runLimiter } from './limiter';
