@@ -1,6 +1,11 @@
-// The baseline of the microblog benchmarks: a bare uWS server doing the least the real endpoint
-// must do. `json201`: read the body, JSON.parse it, answer 201 with a JSON object of the size a
-// created post answers with. `constant <bytes>`: answer GET with a constant JSON body of that size.
+// The baselines of `perch bench`: a bare uWS server doing the least the real endpoint must do.
+// `redirect302`: answer GET with a constant 302 and the headers of perch's redirect.
+// `json201`: read the body, JSON.parse it, answer 201 with a JSON object of the size a
+// created post answers with. `created201 <bytes>`: the same with a constant body of that size and a
+// Location header (a created link). `constant <bytes>`: answer GET with a constant JSON body of
+// that size. `mixed <bytes>`: every request of the mixed traffic answered with its kind of
+// answer: GET and HEAD of a short code a 302, GET of /api/… a constant body of that size, POST a
+// 201 after reading the body.
 // `groupcommit <dir>`: a second reference for posts, the smallest durable version of json201 — one
 // thread that stores each event-loop turn's posts (row + outbox row) in one SQLite transaction
 // committed with synchronous=FULL, then answers them; no auth, no checks, no fan-out, and no
@@ -44,7 +49,54 @@ function answerCreated(res: HttpResponse, post: { id: string; text: string; auth
   });
 }
 
-if (mode === 'json201') {
+/** A constant JSON body of `bytes` bytes. */
+function constantBody(bytes: number): string {
+  return JSON.stringify({ items: [], next_cursor: null, pad: 'x'.repeat(Math.max(0, bytes - 42)) });
+}
+
+/** Reads the body to its end and answers 201 with `body` (and a Location, as a creation does). */
+function created(res: HttpResponse, body: string): void {
+  const incoming: Incoming = { aborted: false };
+  res.onAborted(() => (incoming.aborted = true));
+  const chunks: Buffer[] = [];
+  res.onData((chunk, isLast) => {
+    chunks.push(Buffer.from(new Uint8Array(chunk)));
+    if (!isLast || incoming.aborted) return;
+    const text = Buffer.concat(chunks).toString('utf8');
+    if (text.length > 0) JSON.parse(text);
+    res.cork(() => {
+      res.writeStatus('201 Created');
+      res.writeHeader('Location', '/api/links/a1B2c3D');
+      res.writeHeader('Content-Type', 'application/json');
+      res.end(body);
+    });
+  });
+}
+
+function redirect302(res: HttpResponse): void {
+  res.writeStatus('302 Found');
+  res.writeHeader('Location', 'https://example.com/some/landing/page?utm_source=bench');
+  res.writeHeader('Cache-Control', 'private, no-store');
+  res.end();
+}
+
+if (mode === 'redirect302') {
+  app.get('/*', redirect302);
+} else if (mode === 'created201') {
+  const body = constantBody(size);
+  app.post('/*', (res) => created(res, body));
+} else if (mode === 'mixed') {
+  const body = constantBody(size);
+  const small = constantBody(60);
+  app.get('/api/*', (res) => {
+    res.writeStatus('200 OK');
+    res.writeHeader('Content-Type', 'application/json');
+    res.end(body);
+  });
+  app.get('/*', redirect302);
+  app.head('/*', redirect302);
+  app.post('/*', (res) => created(res, small));
+} else if (mode === 'json201') {
   app.post('/*', (res) => {
     readPostText(res, (text) => answerCreated(res, { id: '382893587576131584', text, author_id: '382893586405924864', created_at: new Date().toISOString() }));
   });
@@ -81,7 +133,7 @@ if (mode === 'json201') {
     });
   });
 } else {
-  const body = JSON.stringify({ items: [], next_cursor: null, pad: 'x'.repeat(Math.max(0, size - 42)) });
+  const body = constantBody(size);
   app.get('/*', (res) => {
     res.writeStatus('200 OK');
     res.writeHeader('Content-Type', 'application/json');

@@ -6,29 +6,27 @@
 // the sockets. The sockets of users who receive nothing are held by a second process (`hold`), so
 // that the process that times deliveries is not slowed by them; its own event-loop stalls are
 // reported too (client_loop_delay_*), since they delay what it sees as much as the server would.
-//   node dist/bench/notify-ws.js [sockets=10000] [recipients=1000] [likes-per-recipient=5] [http-threads=1] [concurrency=32]
+// Concurrency: 32 likes at a time (--connections).
 // Bounded: the storm is a fixed number of likes (recipients × likes-per-recipient) and the run gives
 // up after 120 s; everything listens on 127.0.0.1.
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
-import { startServer, tempDataDir, type TestServer } from '../test/helpers/server';
 import { openSqlite } from '../src/store/sqlite';
 import { migrateAll } from '../src/capabilities';
+import { atMost, type BenchContext, type ScenarioResult } from './context';
+import { metricValue, metricsOf } from './http';
 import { seedOnePostEach, seedUsers, type Seeded } from './seed';
 
-const sockets = Number(process.argv[2] ?? 10_000);
-const recipients = Number(process.argv[3] ?? 1000);
-const likesPerRecipient = Number(process.argv[4] ?? 5);
-const threads = Number(process.argv[5] ?? 1);
-const concurrency = Number(process.argv[6] ?? 32);
+const LIKES_PER_RECIPIENT = 5;
 const DEADLINE_MS = 120_000;
 /** Sockets opening at once. */
 const OPENING = 200;
 
-function rssBytes(pid: number): number {
+function rssBytes(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : NaN;
 }
@@ -45,21 +43,28 @@ interface Sample {
   received?: number;
 }
 
-async function main(): Promise<void> {
-  if (recipients * (likesPerRecipient + 1) > sockets) throw new Error('need sockets >= recipients × (likes-per-recipient + 1)');
-  const dataDir = tempDataDir('perch-bench-notify-');
-  const db = openSqlite(dataDir);
-  migrateAll(db);
-  const users: Seeded[] = seedUsers(db, 'u', sockets, true);
-  const targets = users.slice(0, recipients);
-  const posts = seedOnePostEach(db, targets.map((u) => u.userId));
-  db.close();
+export async function runNotifyWs(ctx: BenchContext): Promise<ScenarioResult> {
+  if (ctx.remote) ctx.skip('needs 10,000 users with keys, which only the data directory can seed');
+  const sockets = ctx.size(10_000, 120);
+  const recipients = ctx.size(1000, 20);
+  const likesPerRecipient = LIKES_PER_RECIPIENT;
+  const concurrency = ctx.connections(32);
+  const dataDir = ctx.tempDir('perch-bench-notify-');
+  const { users, targets, posts } = await ctx.progress.step(`seeded ${sockets.toLocaleString('en-US')} users, a post for each of ${recipients.toLocaleString('en-US')}`, () => {
+    const db = openSqlite(dataDir);
+    migrateAll(db);
+    const users: Seeded[] = seedUsers(db, 'u', sockets, true);
+    const targets = users.slice(0, recipients);
+    const posts = seedOnePostEach(db, targets.map((u) => u.userId));
+    db.close();
+    return { users, targets, posts };
+  });
 
-  const server: TestServer = await startServer({ dataDir, threads });
+  const server = await ctx.startPerch(dataDir);
   const clients: WebSocket[] = [];
   let holder: ChildProcess | undefined;
   try {
-    const pid = server.proc.pid!;
+    const pid = server.pid;
     // A moment for start-up work (code pool, JIT) to settle before the first reading.
     await new Promise((r) => setTimeout(r, 1000));
     const rssBefore = rssBytes(pid);
@@ -70,7 +75,7 @@ async function main(): Promise<void> {
     const openStarted = performance.now();
     // The sockets of users who receive nothing are held by a second process, so that this one,
     // which times the deliveries, carries only the recipients' sockets and the like load.
-    holder = fork(__filename, ['hold'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    holder = ctx.adopt(fork(__filename, ['hold'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
     const held = new Promise<number>((resolve, reject) => {
       holder!.once('message', (m: { open: number }) => resolve(m.open));
       holder!.once('exit', (code) => reject(new Error(`the socket holder exited with ${code}`)));
@@ -93,11 +98,12 @@ async function main(): Promise<void> {
         }),
       );
     }
-    const heldOpen = await held;
+    const heldOpen = await ctx.progress.step(`${sockets.toLocaleString('en-US')} sockets open`, () => held);
     const openSeconds = (performance.now() - openStarted) / 1000;
     await new Promise((r) => setTimeout(r, 2000));
     const rssAfter = rssBytes(pid);
-    const openOnServer = Number(/^perch_ws_open_sockets (\d+)/m.exec((await server.get('/metrics')).text)?.[1] ?? NaN);
+    const openOnServer = metricValue(await metricsOf(server.url), 'perch_ws_open_sockets');
+    const memory = ctx.watchMemory(server);
 
     // The storm: each recipient's post liked by `likesPerRecipient` distinct users, shuffled.
     const likers = users.slice(recipients);
@@ -136,13 +142,22 @@ async function main(): Promise<void> {
         req.end();
       });
     /** Runs `list` at `concurrency`, then waits (bounded) for its deliveries; returns the latencies. */
-    const storm = async (list: typeof likes) => {
+    const storm = async (label: string, list: typeof likes) => {
       const started = performance.now();
       let next = 0;
-      await Promise.all(
-        Array.from({ length: concurrency }, async () => {
-          while (next < list.length && performance.now() - started < DEADLINE_MS) await likeOne(list[next++]);
-        }),
+      await ctx.progress.timed(
+        label,
+        Math.max(1, Math.round(list.length / 1000)),
+        async (report) => {
+          const reporter = setInterval(() => report(`${next.toLocaleString('en-US')}/${list.length.toLocaleString('en-US')} likes`), 500);
+          await Promise.all(
+            Array.from({ length: concurrency }, async () => {
+              while (next < list.length && performance.now() - started < DEADLINE_MS) await likeOne(list[next++]);
+            }),
+          );
+          clearInterval(reporter);
+        },
+        () => `${list.length.toLocaleString('en-US')} likes in ${((performance.now() - started) / 1000).toFixed(1)} s`,
       );
       const seconds = (performance.now() - started) / 1000;
       const mine = list.map((l) => samples[l.recipient].get(l.liker.userId)!);
@@ -155,27 +170,44 @@ async function main(): Promise<void> {
     // A warm-up of a tenth of the likes (at most 500), reported apart: the first notifications
     // after start pay for compiling, preparing statements and the pool's first tasks.
     const warmCount = Math.min(500, Math.floor(likes.length / 10));
-    const warm = await storm(likes.slice(0, warmCount));
+    const warm = await storm('notify-ws warm-up likes', likes.slice(0, warmCount));
     await new Promise((r) => setTimeout(r, 1000));
     // This client's own stalls (its garbage collector with 10,000 sockets, say) delay the moment a
     // message is seen as much as the server would: reported, to tell the two apart.
     const loopDelay = monitorEventLoopDelay({ resolution: 5 });
     loopDelay.enable();
-    const measured = await storm(likes.slice(warmCount));
+    const measured = await storm('notify-ws likes', likes.slice(warmCount));
     loopDelay.disable();
     const { latencies, missing } = measured;
     const stormSeconds = measured.seconds;
     agent.destroy();
-    process.stdout.write(
-      JSON.stringify({
-        scenario: 'notify-ws',
-        http_threads: threads,
+    const peak = memory?.stop();
+    const p50 = percentile(latencies, 50);
+    const p99 = percentile(latencies, 99);
+    const bytesPerSocket = Math.round((rssAfter - rssBefore) / (clients.length + heldOpen));
+    return {
+      rows: [
+        {
+          measure: `like's 204 → recipient's socket, ${(clients.length + heldOpen).toLocaleString('en-US')} sockets open`,
+          rps: (likes.length - warmCount) / stormSeconds,
+          p50_ms: round(p50),
+          p99_ms: round(p99),
+          errors: failed + missing + warm.missing,
+          value: `p99 ${round(p99)} ms`,
+          goal: atMost(100, p99, 'p99 < 100 ms', true),
+          memory: peak,
+        },
+      ],
+      notes: [`${bytesPerSocket.toLocaleString('en-US')} bytes of server RSS per open socket`],
+      figures: {
+        http_threads: ctx.options.threads,
+        concurrency,
         sockets: clients.length + heldOpen,
         sockets_open_on_server: openOnServer,
         open_seconds: round(openSeconds, 2),
         rss_before_mb: round(rssBefore / 2 ** 20),
         rss_after_mb: round(rssAfter / 2 ** 20),
-        bytes_per_socket: Math.round((rssAfter - rssBefore) / (clients.length + heldOpen)),
+        bytes_per_socket: bytesPerSocket,
         warmup_likes: warmCount,
         warmup_p50_ms: round(percentile(warm.latencies, 50)),
         warmup_p99_ms: round(percentile(warm.latencies, 99)),
@@ -185,14 +217,15 @@ async function main(): Promise<void> {
         likes_per_second: Math.round((likes.length - warmCount) / stormSeconds),
         delivered: latencies.length,
         missing: missing + warm.missing,
-        p50_ms: round(percentile(latencies, 50)),
-        p99_ms: round(percentile(latencies, 99)),
+        p50_ms: round(p50),
+        p99_ms: round(p99),
         max_ms: round(latencies[latencies.length - 1] ?? NaN),
         goal_p99_ms: 100,
         client_loop_delay_max_ms: round(loopDelay.max / 1e6),
         client_loop_delay_p99_ms: round(loopDelay.percentile(99) / 1e6),
-      }) + '\n',
-    );
+        memory: peak,
+      },
+    };
   } finally {
     for (const ws of clients) ws.terminate();
     if (holder && holder.exitCode === null) {
@@ -200,8 +233,6 @@ async function main(): Promise<void> {
       holder.kill('SIGTERM');
       await exited;
     }
-    await server.close();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
@@ -228,12 +259,4 @@ function hold(): void {
   });
 }
 
-if (process.argv[2] === 'hold') hold();
-else
-  main().then(
-    () => process.exit(0),
-    (err) => {
-      process.stderr.write(`notify-ws: ${(err as Error).stack}\n`);
-      process.exit(1);
-    },
-  );
+if (require.main === module && process.argv[2] === 'hold') hold();

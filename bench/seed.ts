@@ -158,3 +158,32 @@ export function zipfSampler(n: number, seed = 2): () => number {
     return lo;
   };
 }
+
+/** Post texts of 8 to 20 words drawn by Zipf's law from a synthetic vocabulary. */
+export function zipfTexts(n: number, words: string[], seed: number): string[] {
+  const rank = zipfSampler(words.length, seed);
+  const rand = seededInts(seed + 1);
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const w: string[] = [];
+    for (let k = 0, len = 8 + rand(13); k < len; k++) w.push(words[rank()]);
+    out.push(w.join(' '));
+  }
+  return out;
+}
+
+/**
+ * A mix of queries: a common word (one of the 50 most frequent, in a large share of the posts),
+ * two words of the 500 most frequent, or a rarer word.
+ */
+export function queryMix(words: string[], n: number): string[] {
+  const rand = seededInts(9);
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const kind = rand(10);
+    if (kind < 5) out.push(words[rand(50)]);
+    else if (kind < 8) out.push(`${words[rand(500)]} ${words[rand(500)]}`);
+    else out.push(words[500 + rand(words.length - 500)]);
+  }
+  return out;
+}

@@ -1,36 +1,84 @@
-// perch bench [scenario] [args...]: runs a benchmark of bench/ (compiled into dist/bench/) in a
-// child process, so its load generator and the servers it starts are separate from this one.
-import { spawn } from 'node:child_process';
+// perch bench [scenario…]: measures the appliance with the scenarios of bench/ (compiled into
+// dist/bench/), each against a baseline run alongside. Without a scenario it lists them with their
+// goals. The benchmark code (and its load generator, a development dependency) is loaded only
+// when this command runs, so that no other command pays for it.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { InvalidArgumentError } from 'commander';
 import { UsageError } from './common';
+import type { RunOptions } from '../../bench/runner';
 
-/** Scenario name → compiled script and its leading arguments. */
-export const SCENARIOS: Record<string, { script: string; args: string[]; about: string }> = {
-  redirect: { script: 'redirect.js', args: [], about: 'GET /{code} over 10k links vs a bare uWS 302' },
-  posts: { script: 'social.js', args: ['posts'], about: 'durable POST /api/posts vs a bare uWS 201' },
-  timeline: { script: 'social.js', args: ['timeline'], about: 'GET /api/timeline (50 items) vs a bare uWS constant body' },
-  fanout: { script: 'social.js', args: ['fanout'], about: 'one post to 10,000 followers: 201 → last timeline' },
-  readwrite: { script: 'social.js', args: ['readwrite'], about: 'GET /api/timeline beside a post load vs the same reads alone' },
-  limiter: { script: 'limiter.js', args: [], about: 'shared limiter checks/s vs a bare LMDB read-modify-write' },
-  mixed: { script: 'mixed.js', args: [], about: 'redirects with posts being created beside them vs redirects alone' },
-  'notify-ws': { script: 'notify-ws.js', args: [], about: '10,000 open sockets, a storm of likes to 1,000 of them: 204 → socket message' },
-  search: { script: 'search.js', args: ['search'], about: 'GET /api/search per tier vs timeline reads; indexing posts/s' },
-  suggest: { script: 'search.js', args: ['suggest'], about: 'GET /api/suggest p50 with 1,000 vs 1,000,000 past queries' },
-};
+export interface BenchFlags {
+  duration?: number;
+  connections?: number;
+  threads?: number;
+  rounds?: number;
+  url?: string;
+  key: string[];
+  json?: string;
+  quick: boolean;
+}
 
-export function benchCommand(scenario: string | undefined, extra: string[]): Promise<void> {
-  if (!scenario) {
-    for (const [name, s] of Object.entries(SCENARIOS)) process.stdout.write(`${name.padEnd(10)}${s.about}\n`);
-    return Promise.resolve();
+/** --duration: seconds, a positive number (fractions allowed), at most an hour. */
+export function secondsOption(value: string): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0) || n > 3600) throw new InvalidArgumentError('expected seconds, more than 0 and at most 3600.');
+  return n;
+}
+
+export function urlOption(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('expected an http:// or https:// URL.');
   }
-  const s = SCENARIOS[scenario];
-  if (!s) throw new UsageError(`unknown scenario "${scenario}"; one of: ${Object.keys(SCENARIOS).join(', ')}`);
-  const script = join(__dirname, '..', '..', 'bench', s.script);
-  if (!existsSync(script)) throw new Error(`benchmark ${script} is not built; run npm run build`);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...s.args, ...extra], { stdio: 'inherit' });
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`benchmark ${scenario} exited with ${code}`))));
-  });
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('expected an http:// or https:// URL.');
+  return url.origin;
+}
+
+export function collectKeys(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+type Runner = typeof import('../../bench/runner');
+
+function loadRunner(): Runner {
+  const runner = join(__dirname, '..', '..', 'bench', 'runner.js');
+  if (!existsSync(runner)) throw new Error(`the benchmarks are not built (${runner}); run npm run build`);
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require(runner) as Runner;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && /autocannon|cli-progress|'ws'/.test((err as Error).message)) {
+      throw new Error('perch bench needs the development dependencies: run npm install (without --omit=dev)');
+    }
+    throw err;
+  }
+}
+
+export async function benchCommand(scenarios: string[], flags: BenchFlags): Promise<void> {
+  const runner = loadRunner();
+  if (scenarios.length === 0) {
+    process.stdout.write(runner.formatListing());
+    return;
+  }
+  const known = runner.SCENARIOS.map((s) => s.name);
+  const names = scenarios.includes('all') ? known : scenarios;
+  for (const name of names) {
+    if (!known.includes(name)) throw new UsageError(`unknown scenario "${name}"; one of: ${known.join(', ')}, or all`);
+  }
+  if (flags.key.length > 0 && !flags.url) throw new UsageError('--key goes with --url (the scenarios seed their own keys otherwise)');
+  const options: RunOptions = {
+    duration: flags.duration,
+    connections: flags.connections,
+    threads: flags.threads ?? 1,
+    rounds: flags.rounds,
+    url: flags.url,
+    keys: flags.key,
+    quick: flags.quick,
+    json: flags.json,
+  };
+  const code = await runner.runBench([...new Set(names)], options);
+  process.exit(code);
 }

@@ -7,7 +7,7 @@ import { serveCommand } from './serve';
 import { migrateCommand } from './migrate';
 import { keygenCommand, keysListCommand, keysRevokeCommand } from './keys';
 import { statusCommand } from './status';
-import { benchCommand } from './bench';
+import { benchCommand, collectKeys, secondsOption, urlOption, type BenchFlags } from './bench';
 import { flagsClearCommand, flagsListCommand } from './flags';
 import { importCommand } from './import';
 import { IMPORT_FORMATS } from '../core/link-import';
@@ -83,10 +83,17 @@ export function buildProgram(): Command {
 
   program
     .command('bench')
-    .description('run a benchmark scenario (without one: list them); figures are ratios to a baseline run alongside')
-    .argument('[scenario]', 'redirect, posts, timeline, fanout, readwrite, limiter, mixed, search or suggest')
-    .argument('[args...]', 'passed to the scenario (e.g. seconds per round)')
-    .action((scenario: string | undefined, args: string[]) => benchCommand(scenario, args));
+    .description('measure the appliance: each scenario against a baseline run alongside (without a scenario: list them and their goals)')
+    .argument('[scenario...]', 'redirect, shorten, posts, timeline, readwrite, fanout, limiter, search, suggest, notify-ws, mixed, or all')
+    .addOption(new Option('--duration <seconds>', "seconds of each measured run (mixed: of the whole traffic); each scenario's default otherwise").argParser(secondsOption))
+    .addOption(new Option('--connections <n>', "concurrent connections of the load; each scenario's default otherwise").argParser(intOption(1, 10_000)))
+    .addOption(new Option('--threads <n>', 'HTTP threads of the perch server it starts').argParser(intOption(1, 64)))
+    .addOption(new Option('--rounds <n>', 'interleaved baseline/perch/baseline rounds; the median is reported').argParser(intOption(1, 100)))
+    .addOption(new Option('--url <url>', 'measure this running server instead of starting one (what it cannot seed is skipped)').argParser(urlOption))
+    .addOption(new Option('--key <key>', 'an API key of the --url server, for scenarios that need a user (repeatable)').argParser(collectKeys).default([]))
+    .option('--json <file>', 'write every figure to FILE: a JSON array, one object per scenario')
+    .option('--quick', 'check the tool works: 1 s runs, one round, small data sets (not a measurement)', false)
+    .action((scenarios: string[], flags: BenchFlags) => benchCommand(scenarios, flags));
 
   // Every command, nested ones too: a bad flag or value prints one line and exits 2.
   const configure = (cmd: Command) => {

@@ -1,0 +1,39 @@
+// A post load in a process of its own, so that it does not share a thread with the load it runs
+// beside (the redirect scenario's redirects beside posts). The API keys come on stdin as a JSON
+// array; the summary goes to stdout as one JSON line.
+//   node dist/bench/post-load.js <url> <posts-per-second, 0: as fast as it goes> <seconds> <connections>
+import { spawn } from 'node:child_process';
+import { autocannon, postLoad, summarize, type LoadSummary } from './load';
+
+async function runPostLoad(url: string, rate: number, seconds: number, connections: number, keys: string[]): Promise<void> {
+  // Rate samples every 250 ms for a short run: a run ends at its first sample after the duration.
+  const r = await autocannon({ ...postLoad(url, keys), duration: seconds, sampleInt: seconds < 2 ? 250 : 1000, connections, ...(rate > 0 ? { overallRate: rate } : {}) });
+  process.stdout.write(JSON.stringify(summarize(r)) + '\n');
+}
+
+/** Starts a post load in a child process; resolves with its summary when it ends. */
+export function startPostLoad(url: string, rate: number, seconds: number, connections: number, keys: readonly string[], adopt: (proc: ReturnType<typeof spawn>) => void): Promise<LoadSummary> {
+  const proc = spawn(process.execPath, [__filename, url, String(rate), String(seconds), String(connections)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  adopt(proc);
+  proc.stdin!.end(JSON.stringify(keys));
+  let out = '';
+  proc.stdout!.on('data', (d: Buffer) => (out += d));
+  return new Promise((resolve, reject) => {
+    proc.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`the post load exited with ${code}`));
+      resolve(JSON.parse(out.trim().split('\n').pop()!) as LoadSummary);
+    });
+  });
+}
+
+if (require.main === module) {
+  let input = '';
+  process.stdin.on('data', (d: Buffer) => (input += d));
+  process.stdin.on('end', () => {
+    const [url, rate, seconds, connections] = process.argv.slice(2);
+    runPostLoad(url, Number(rate), Number(seconds), Number(connections), JSON.parse(input) as string[]).catch((err) => {
+      process.stderr.write(`post load failed: ${(err as Error).stack}\n`);
+      process.exit(1);
+    });
+  });
+}

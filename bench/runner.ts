@@ -1,0 +1,92 @@
+// `perch bench`: runs the named scenarios one after another, each on servers of its own, shows
+// progress on stderr, prints each audit and then one table on stdout, and writes every figure to
+// --json. The exit code is 1 when a scenario failed or an audit check did not pass.
+import { cpus, loadavg } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { BenchContext, SkipScenario, round3, type BenchOptions, type Row } from './context';
+import { Progress } from './progress';
+import { PEAK_ANON_GOAL_MIB, PEAK_RSS_GOAL_MIB } from './redirect';
+import { formatAudit, formatListing, formatTable, type ScenarioEntry } from './report';
+import { SCENARIOS, scenarioNamed } from './scenarios';
+
+export interface RunOptions extends BenchOptions {
+  /** A file to write every figure to, as a JSON array of one object per scenario. */
+  json?: string;
+}
+
+export { formatListing, SCENARIOS };
+
+/** Rounds a row's figures for the JSON file (the table formats its own). */
+function jsonRow(r: Row): Record<string, unknown> {
+  const n = (x: number | undefined, digits: number) => (x === undefined || Number.isNaN(x) ? undefined : Number(x.toFixed(digits)));
+  return { ...r, rps: n(r.rps, 0), baseline_rps: n(r.baseline_rps, 0), ratio: r.ratio === undefined ? undefined : round3(r.ratio), p50_ms: n(r.p50_ms, 3), p99_ms: n(r.p99_ms, 3) };
+}
+
+export async function runBench(names: string[], options: RunOptions, out: NodeJS.WritableStream = process.stdout): Promise<number> {
+  const progress = new Progress();
+  const entries: ScenarioEntry[] = [];
+  const json: Array<Record<string, unknown>> = [];
+  let failed = false;
+  for (const name of names) {
+    const scenario = scenarioNamed(name)!;
+    progress.line(`== ${name}: ${scenario.about}`);
+    const ctx = new BenchContext(options, progress);
+    const before = loadavg();
+    const started = performance.now();
+    const entry: ScenarioEntry = { scenario: name, status: 'measured', rows: [], notes: ctx.notes, load_average_before: before, load_average_after: [] };
+    let figures: Record<string, unknown> = {};
+    try {
+      const result = await scenario.run(ctx);
+      entry.rows = result.rows;
+      entry.notes.push(...(result.notes ?? []));
+      entry.audit = result.audit;
+      figures = result.figures;
+    } catch (err) {
+      if (err instanceof SkipScenario) {
+        entry.status = 'skipped';
+        entry.reason = err.message;
+        progress.line(`  skipped: ${err.message}`);
+      } else {
+        entry.status = 'failed';
+        entry.reason = (err as Error).message.split('\n')[0];
+        failed = true;
+        progress.line(`  failed: ${(err as Error).stack}`);
+      }
+    } finally {
+      await ctx.cleanup();
+    }
+    entry.load_average_after = loadavg();
+    if (entry.audit) {
+      out.write(formatAudit(name, entry.audit));
+      if (entry.audit.some((c) => !c.ok)) failed = true;
+    }
+    entries.push(entry);
+    json.push({
+      scenario: name,
+      about: scenario.about,
+      goal: scenario.goal,
+      status: entry.status,
+      ...(entry.reason ? { reason: entry.reason } : {}),
+      date: new Date().toISOString(),
+      settings: {
+        duration_s: options.duration ?? null,
+        connections: options.connections ?? null,
+        rounds: options.rounds ?? null,
+        http_threads: options.threads,
+        url: options.url ?? null,
+        quick: options.quick,
+      },
+      machine: { cpus: cpus().length, load_average_before: before.map(round3), load_average_after: entry.load_average_after.map(round3) },
+      seconds_taken: Number(((performance.now() - started) / 1000).toFixed(1)),
+      rows: entry.rows.map(jsonRow),
+      figures,
+      notes: entry.notes,
+      ...(entry.audit ? { audit: entry.audit, audit_passed: entry.audit.every((c) => c.ok) } : {}),
+    });
+    // Written after each scenario, so that a long run interrupted keeps what it measured.
+    if (options.json) writeFileSync(options.json, JSON.stringify(json, null, 2) + '\n');
+  }
+  out.write('\n' + formatTable(entries, { redirect: { rss_mib: PEAK_RSS_GOAL_MIB, anon_mib: PEAK_ANON_GOAL_MIB } }));
+  if (options.quick) out.write('(--quick: a check that the tool works; its figures are not measurements)\n');
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,40 @@
+// perch bench's command line: the list of scenarios with their goals, bad input, and --url against
+// a running server (what it can seed with a key runs, the rest says why it is skipped).
+import t from 'tap';
+import { runCli, startServer } from '../helpers/server';
+import { runBench } from '../helpers/bench';
+
+t.test('without a scenario it lists every scenario with its goal', async (t) => {
+  const r = await runCli(['bench']);
+  t.equal(r.code, 0);
+  for (const name of ['redirect', 'shorten', 'posts', 'timeline', 'readwrite', 'fanout', 'limiter', 'search', 'suggest', 'notify-ws', 'mixed']) {
+    t.match(r.stdout, new RegExp(`^${name}\\s`, 'm'), `lists ${name}`);
+  }
+  t.match(r.stdout, /ratio ≥ 0\.85; peak RSS ≤ 160 MiB, anonymous ≤ 128 MiB/, 'redirect with its throughput and memory goals');
+  t.match(r.stdout, /combined ≥ 0\.9; reads beside 1,000 posts\/s ≥ 0\.8/, 'readwrite with its two goals');
+  t.match(r.stdout, /p99 < 100 ms/, 'notify-ws with its goal');
+});
+
+t.test('a bad scenario or flag prints one line and exits 2', async (t) => {
+  for (const args of [['bench', 'nosuch'], ['bench', 'redirect', '--duration', '0'], ['bench', 'redirect', '--url', 'ftp://x'], ['bench', 'redirect', '--key', 'k']]) {
+    const r = await runCli(args);
+    t.equal(r.code, 2, args.join(' '));
+    t.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr.trim()}`);
+  }
+});
+
+t.test('--url measures a running server with a key, and skips what it cannot seed', async (t) => {
+  const server = await startServer({ threads: 1 });
+  t.teardown(() => server.close());
+  const { key } = await server.keygen('benchuser');
+  const run = await runBench(['redirect', 'fanout', '--url', server.url, '--key', key, '--quick'], 120_000);
+  t.equal(run.code, 0, `exits 0: ${run.stderr.slice(-2000)}`);
+  const [redirect, fanout] = run.entries;
+  t.equal(redirect.status, 'measured', 'redirect ran against the running server');
+  t.ok(redirect.figures.links > 0, 'over links the key created');
+  t.type(redirect.rows[0].memory?.peak_rss_mib, 'number', "the running server's memory, found by its port");
+  t.equal(redirect.audit, undefined, 'no click audit without the data directory');
+  t.equal(fanout.status, 'skipped', 'fanout is skipped');
+  t.match(fanout.reason, /10,000 followers/, 'and says why');
+  t.match(run.stdout, /fanout\s+skipped: needs an author with 10,000 followers/, 'the table says so too');
+});

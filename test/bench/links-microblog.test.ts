@@ -1,0 +1,38 @@
+// perch bench keeps working: the link and microblog scenarios, each for about a second with small
+// data sets (--quick). Checks that each ran, produced its table and its figures, and that its
+// audit passed; never how fast anything was.
+import t from 'tap';
+import { TABLE_HEADER, runBench } from '../helpers/bench';
+
+const SCENARIOS = ['redirect', 'shorten', 'posts', 'timeline', 'readwrite', 'fanout'];
+
+t.test('the link and microblog scenarios run, print their table and write their figures', async (t) => {
+  const run = await runBench([...SCENARIOS, '--quick'], 170_000);
+  t.equal(run.code, 0, `exits 0: ${run.stderr.slice(-2000)}`);
+  t.match(run.stdout, TABLE_HEADER, 'prints the table');
+  t.same(run.entries.map((e) => e.scenario), SCENARIOS, 'one JSON object per scenario, in order');
+  const by = Object.fromEntries(run.entries.map((e) => [e.scenario, e]));
+  for (const name of SCENARIOS) {
+    const e = by[name];
+    t.equal(e.status, 'measured', `${name} was measured`);
+    t.ok(e.rows.length >= 1, `${name} has a row`);
+    t.match(run.stdout, new RegExp(`^${name}\\s`, 'm'), `${name} has a line in the table`);
+    t.type(e.rows[0].memory?.peak_rss_mib, 'number', `${name} reports the perch process's peak RSS`);
+    t.type(e.rows[0].memory?.peak_anon_mib, 'number', `${name} reports its peak anonymous RSS`);
+    t.equal(e.machine.load_average_before.length, 3, `${name} notes the load average`);
+  }
+  for (const name of ['redirect', 'shorten', 'posts', 'timeline']) {
+    const f = by[name].figures;
+    t.type(f.ratio, 'number', `${name} has a ratio`);
+    t.ok(f.baseline_rps > 0 && f.perch_rps > 0, `${name} measured both sides`);
+    t.equal(f.round_ratios.length, 1, `${name} ran one round`);
+  }
+  t.type(by.redirect.figures.beside_posts.ratio, 'number', 'redirect measured the redirects beside posts');
+  t.equal(by.redirect.figures.nothing_lost, true, 'redirect: every 302 became a recorded click');
+  t.same(by.redirect.figures.memory_goals, { peak_rss_mib: 160, peak_anon_mib: 128, peak_rss_met: by.redirect.figures.memory_goals.peak_rss_met, peak_anon_met: by.redirect.figures.memory_goals.peak_anon_met }, 'redirect states its memory goals');
+  for (const name of ['redirect', 'shorten', 'posts']) t.equal(by[name].audit_passed, true, `${name}'s audit passed`);
+  t.type(by.posts.figures.minimal_group_commit_rps, 'number', 'posts measured the minimal group commit');
+  t.type(by.readwrite.figures.combined, 'number', 'readwrite has its combined fraction');
+  t.type(by.readwrite.figures.reads_beside_fixed_posts_ratio, 'number', 'readwrite has reads beside a fixed post rate');
+  t.type(by.fanout.figures.median_ms, 'number', 'fanout has its median time');
+});
