@@ -43,8 +43,13 @@ export class NotificationService {
     await this.writes.run('markAllNotificationsRead', { userId });
   }
 
+  /**
+   * The stored preferences, less muted posts deleted since: they mute nothing any more, and since
+   * PUT refuses an id that is not a live post, a client sending back what GET answered must succeed.
+   */
   preferences(userId: string): Preferences {
-    return this.store.preferences(userId);
+    const stored = this.store.preferences(userId);
+    return { ...stored, muted_post_ids: stored.muted_post_ids.filter((id) => this.store.postExists(id)) };
   }
 
   /**

@@ -128,9 +128,12 @@ for (const name of ['zeroed header', 'random bytes over the main root page']) {
     const r = await runCli(['status', '--json', '--data', dir]);
     t.equal(r.code, 0, `no crash: ${r.stderr}`);
     t.match(r.stdout, /"users":3[,}]/, 'the status, from SQLite');
+    // With --json, stdout is the JSON alone: the data directory is named on stderr, then the repair.
     const lines = r.stderr.trim().split('\n');
-    t.equal(lines.length, 1, 'one line');
-    t.match(lines[0], REPAIR_LINE);
+    t.ok(lines.includes(`data directory ${dir}`), 'the data directory is named');
+    const others = lines.filter((l) => !l.startsWith('data directory '));
+    t.equal(others.length, 1, 'one line besides');
+    t.match(others[0], REPAIR_LINE);
     t.equal(movedAside(dir).length, 1);
     const server = await startServer({ dataDir: dir, config: CONFIG });
     t.teardown(() => server.close());
@@ -143,7 +146,7 @@ for (const name of ['zeroed header', 'random bytes over the main root page']) {
     const r = await runCli(['keygen', '--user', 'dave', '--json', '--data', dir]);
     t.equal(r.code, 0, `no crash: ${r.stderr}`);
     t.equal(JSON.parse(r.stdout).handle, 'dave');
-    t.match(r.stderr.trim(), REPAIR_LINE);
+    t.match(r.stderr.trim().split('\n').filter((l) => !l.startsWith('data directory ')).join('\n'), REPAIR_LINE);
     t.equal(movedAside(dir).length, 1);
     const server = await startServer({ dataDir: dir, config: CONFIG });
     t.teardown(() => server.close());

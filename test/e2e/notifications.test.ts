@@ -156,6 +156,21 @@ t.test('preferences: defaults, validation, and nothing changed by a refused PUT'
   t.same((await server.get('/api/notifications/preferences', { key: dan.key })).json, defaults);
 });
 
+t.test('preferences: a muted post deleted since is left out of GET, so GET then PUT round-trips', async (t) => {
+  const { dan } = users;
+  const kept = (await server.post('/api/posts', { key: dan.key, json: { text: 'kept and muted' } })).json.id;
+  const doomed = (await server.post('/api/posts', { key: dan.key, json: { text: 'muted, then deleted' } })).json.id;
+  const put = await server.request('PUT', '/api/notifications/preferences', { key: dan.key, json: { muted_post_ids: [doomed, kept] } });
+  t.same(put.json.muted_post_ids, [doomed, kept]);
+  t.equal((await server.request('DELETE', `/api/posts/${doomed}`, { key: dan.key })).status, 204);
+  const got = await server.get('/api/notifications/preferences', { key: dan.key });
+  t.same(got.json.muted_post_ids, [kept], 'the deleted post is left out');
+  const again = await server.request('PUT', '/api/notifications/preferences', { key: dan.key, json: got.json });
+  t.equal(again.status, 200, 'what GET answered is accepted back');
+  t.same(again.json, got.json);
+  await server.request('PUT', '/api/notifications/preferences', { key: dan.key, json: {} });
+});
+
 t.test('preferences apply before storing: disabled types, muted threads, priority actors', async (t) => {
   const { cid, ben, dan, eve, fay } = users;
   const muted = await createPost(server, cid.key, 'a thread to mute');
