@@ -39,10 +39,10 @@ export interface BackgroundJob {
   run(ctx: BackgroundContext, final: boolean): Promise<void> | void;
 }
 
-export function createPool(config: Config, dataDir: string): Piscina {
+export function createPool(config: Config, dataDir: string, memory: SharedArrayBuffer): Piscina {
   return new Piscina({
     filename: join(__dirname, '..', 'workers', 'pool-thread.js'),
-    workerData: { config, dataDir },
+    workerData: { config, dataDir, memory },
     // Both threads stay up (the machine this is built for has two cores) with their stores open
     // (workers/pool-thread.ts): a thread started on demand would run its first task cold.
     minThreads: 2,

@@ -12,6 +12,8 @@ import { secureDataDir } from '../store/data-dir';
 import { registerServer, unregisterServer } from '../store/server-registry';
 import { VERSION } from '../version';
 import { groupCommitMetrics, processMetrics } from './process-metrics';
+import { memoryMetrics } from './memory-metrics';
+import { ThreadMemoryTable } from './thread-memory';
 import { effectivePublicOrigin } from './public-origin';
 import { IpBuckets } from '../ratelimit/ip-buckets';
 import { log, errorFields, configureLog, LOG_FORMAT_VARIABLE } from '../log';
@@ -129,7 +131,9 @@ export async function serve(opts: ServeOptions): Promise<void> {
   config = { ...config, server: { ...config.server, public_origin: effectivePublicOrigin(config, port) } };
 
   const lease = leaseNodeId(hot);
-  const pool = createPool(config, dataDir);
+  const memoryTable = ThreadMemoryTable.allocate();
+  memoryTable.claim('supervisor');
+  const pool = createPool(config, dataDir, memoryTable.buffer);
   // The supervisor's own channel to the writer: background jobs write through it too.
   const supervisorChannel = new MessageChannel();
   // With one HTTP thread the writer runs inside it (server/writer.ts): no hop between threads.
@@ -170,9 +174,21 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   const writerStats = new Float64Array(new SharedArrayBuffer(3 * Float64Array.BYTES_PER_ELEMENT));
   const redirectTable = IpBuckets.allocate();
-  const writerShared: WriterShared = { stats: writerStats.buffer as SharedArrayBuffer, signals: signals.buffer };
+  const writerShared: WriterShared = { stats: writerStats.buffer as SharedArrayBuffer, signals: signals.buffer, memory: memoryTable.buffer };
   groupCommitMetrics(supervisorRegistry, writerStats);
   processMetrics(supervisorRegistry);
+  memoryMetrics(supervisorRegistry, {
+    table: memoryTable,
+    hot,
+    dataDir,
+    aliveThreads() {
+      const alive = new Set<number>([0]);
+      for (const t of threads) if (!t.stopped) alive.add(t.worker.threadId);
+      if (writer) alive.add(writer.worker.threadId);
+      for (const w of pool.threads) alive.add(w.threadId);
+      return alive;
+    },
+  });
 
   const threads: ThreadHandle[] = [];
   let shuttingDown = false;
@@ -235,8 +251,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   function startThread(index: number): Promise<ThreadHandle> {
     const workerData: ThreadData = writerInHttpThread
-      ? { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, writer: { ports: [supervisorChannel.port2], ...writerShared } }
-      : { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, writerPort: writerPorts[index] };
+      ? { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, memory: memoryTable.buffer, writer: { ports: [supervisorChannel.port2], ...writerShared } }
+      : { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, memory: memoryTable.buffer, writerPort: writerPorts[index] };
     const transferList = writerInHttpThread ? [supervisorChannel.port2] : [writerPorts[index]];
     const worker = new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList });
     let resolveExit!: () => void;
