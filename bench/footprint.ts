@@ -187,10 +187,21 @@ async function main(): Promise<void> {
       const minutes: Array<Record<string, number>> = [];
       let requests = 0;
       for (let m = 1; m <= length; m++) {
+        // The click queue's deepest point in the minute, sampled from /metrics every 2 s: LMDB's
+        // file keeps the high-water mark of what it held at once.
+        let maxDepth = 0;
+        const depthTimer = setInterval(() => {
+          server.get('/metrics').then(
+            (res) => (maxDepth = Math.max(maxDepth, series(res.text, 'perch_click_queue_depth')['(all)'] ?? 0)),
+            () => undefined,
+          );
+        }, 2000);
         const r = await redirectLoad(server.url, codes, 60, connections);
+        clearInterval(depthTimer);
         requests += r.requests.total;
         const now = snapshot(pid, dataDir);
-        minutes.push({ minute: m, rps: Math.round(r.requests.average), ...now });
+        const pages = series((await server.get('/metrics')).text, 'perch_lmdb_used_pages')['(all)'];
+        minutes.push({ minute: m, rps: Math.round(r.requests.average), ...now, max_queue_entries: maxDepth, lmdb_used_pages: pages });
         process.stdout.write(`minute ${m}: ${JSON.stringify(minutes[minutes.length - 1])}\n`);
       }
       const peaks = s.stop();

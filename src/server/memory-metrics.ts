@@ -1,33 +1,10 @@
 // Where the process's memory goes, for /metrics: the resident set of the whole process (the
 // kernel keeps it per process, not per thread), the V8 heap of each thread (thread-memory.ts), and
 // the LMDB environment's map and the pages it uses (docs/memory.md).
-import { readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { Gauge, type Registry } from 'prom-client';
-import type { HotStore } from '../store/lmdb';
-import { lmdbPath } from '../store/lmdb';
+import { lmdbFootprint, type LmdbFootprint } from '../store/lmdb-footprint';
 import { parseResident, type ThreadMemoryTable } from './thread-memory';
-
-/** The LMDB environment's figures: its map, the pages written so far, the file on disk. */
-export interface LmdbFootprint {
-  mapSizeBytes: number;
-  pageSizeBytes: number;
-  /** Pages up to the last one written: the part of the file in use, free pages included. */
-  usedPages: number;
-  fileBytes: number;
-  readers: number;
-}
-
-export function lmdbFootprint(hot: HotStore, dataDir: string): LmdbFootprint {
-  const s = hot.root.getStats() as { mapSize: number; pageSize: number; lastPageNumber: number; numReaders: number };
-  let fileBytes = 0;
-  try {
-    fileBytes = statSync(join(lmdbPath(dataDir), 'data.mdb')).size;
-  } catch {
-    // Not created yet.
-  }
-  return { mapSizeBytes: s.mapSize, pageSizeBytes: s.pageSize, usedPages: s.lastPageNumber + 1, fileBytes, readers: s.numReaders };
-}
 
 export function readOwnResident() {
   try {
@@ -43,7 +20,7 @@ export interface MemoryMetricsOptions {
   table: ThreadMemoryTable;
   /** Thread ids of the threads alive now (the supervisor's 0 included). */
   aliveThreads(): Set<number>;
-  hot: HotStore;
+  hot: import('../store/lmdb').HotStore;
   dataDir: string;
 }
 

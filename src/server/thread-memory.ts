@@ -128,3 +128,21 @@ export function parseResident(status: string): Resident {
   };
   return { total: field('VmRSS'), anonymous: field('RssAnon'), file: field('RssFile'), peak: field('VmHWM') };
 }
+
+/**
+ * The V8 heap in use per thread kind, summed, with the number of threads of each, from the text
+ * of GET /metrics (how `perch status`, another process, learns what only the server knows).
+ */
+export function heapsByKind(metricsText: string): Partial<Record<ThreadKind, { threads: number; heapUsedBytes: number }>> {
+  const out: Partial<Record<ThreadKind, { threads: number; heapUsedBytes: number }>> = {};
+  const line = /^perch_thread_heap_used_bytes\{([^}]*)\} (\S+)$/gm;
+  for (let m = line.exec(metricsText); m; m = line.exec(metricsText)) {
+    const kind = /(?:^|,)kind="([^"]*)"/.exec(m[1])?.[1] as ThreadKind | undefined;
+    const value = Number(m[2]);
+    if (!kind || !THREAD_KINDS.includes(kind) || !Number.isFinite(value)) continue;
+    const k = (out[kind] ??= { threads: 0, heapUsedBytes: 0 });
+    k.threads++;
+    k.heapUsedBytes += value;
+  }
+  return out;
+}
