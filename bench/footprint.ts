@@ -16,6 +16,9 @@ import { migrateAll } from '../src/capabilities';
 import { seedLinks } from './seed';
 import { autocannon, type LoadResult } from './load';
 
+/** As in src/server/background.ts (kept here so that this tool also measures older builds). */
+const POOL_IDLE_TIMEOUT_MS = 10_000;
+
 const MB = 1024 * 1024;
 
 /** Fields of /proc/<pid>/status, in bytes. */
@@ -163,8 +166,9 @@ async function main(): Promise<void> {
   const pid = server.proc.pid!;
   process.stdout.write(`server pid ${pid}, data directory ${dataDir}\n`);
   try {
-    // At rest: a few seconds after start, once the background jobs ran their first ticks.
-    await sleep(5000);
+    // At rest: long enough after start for the background jobs' first ticks and for the pool to
+    // end the thread it only needed while starting (background.ts, POOL_IDLE_TIMEOUT_MS).
+    await sleep(POOL_IDLE_TIMEOUT_MS + 10_000);
     const idle = { ...snapshot(pid, dataDir), by_mapping_mb: mbTable(residentByMapping(pid)), ...(await threadFigures(server)) };
     process.stdout.write(`idle: ${JSON.stringify(idle)}\n`);
     const s = sampler(pid);

@@ -160,6 +160,10 @@ export function drainClicks(
       addEvents(events, value);
       if (events.length >= batchClicks) break;
     }
+    // The batch is in memory now. Its SQLite parts take a while (pauses included) while the HTTP
+    // threads keep writing the queue: a snapshot held meanwhile would keep LMDB from reusing any
+    // page those writes free, and the file would grow with every slow drain (docs/memory.md).
+    db.resetReadTxn();
     if (keys.length === 0) break;
     commitBatch(db, store, keys, events, partLinks, 0);
     drained += events.length;
@@ -229,6 +233,7 @@ function finishInterruptedBatch(db: LmdbDb<ClickBatch, ClickKey>, store: LinkSto
     const value = db.get(k);
     if (value !== undefined) addEvents(events, value);
   }
+  db.resetReadTxn();
   log.info('click drain: finishing a batch a stop interrupted', { parts: state.parts, done: state.done });
   // Split as it was first split, whatever the part size is now.
   commitBatch(db, store, keys, events, state.partLinks, state.done);
