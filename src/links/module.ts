@@ -13,7 +13,7 @@ import { redirectRoutes } from './redirect';
 import { linkRoutes } from './routes';
 import { LinkService } from './service';
 import { LinkStore } from './store';
-import { LINK_TASKS } from './tasks';
+import { LINK_TASKS, prunableMinute } from './tasks';
 import { linkWrites, type LinkWrites } from './writes';
 
 export const links: Capability = {
@@ -41,7 +41,7 @@ export const links: Capability = {
     const pool = new CodePool(ctx.hot);
     const queue = openClickQueue(ctx.hot);
     const store = new LinkStore(ctx.sqlite);
-    // The drain and the detector are only handed to the pool when they have something to do: a
+    // The drain, the detector and the sweep are only handed to the pool when they have something to do: a
     // task every second at rest would keep pool threads alive (and their heaps resident) for
     // nothing (docs/memory.md). Both checks are cheap reads of the supervisor's own handles.
     return [
@@ -68,7 +68,14 @@ export const links: Capability = {
           if (store.anyCreationSince(detectorHorizon(c.config, Date.now()))) await c.runTask(LINK_TASKS, 'links.detectAnomalies');
         },
       },
-      { name: 'links.sweepExpired', everyMs: 30_000, run: (c) => c.runTask(LINK_TASKS, 'links.sweepExpired').then(() => undefined) },
+      {
+        name: 'links.sweepExpired',
+        everyMs: 30_000,
+        async run(c) {
+          const now = Date.now();
+          if (store.sweepDue(now, prunableMinute(now))) await c.runTask(LINK_TASKS, 'links.sweepExpired');
+        },
+      },
     ];
   },
 
