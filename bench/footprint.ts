@@ -1,12 +1,13 @@
 // Memory and disk footprint of one perch process, measured as a new user would run it: one HTTP
-// thread, 200 links, GET /{code} from autocannon at 50 connections. Samples the server's
-// /proc/<pid>/status every 100 ms (VmRSS and its parts RssAnon, RssFile) and reads VmHWM (the
-// kernel's peak) at the end, with a breakdown of resident memory by mapping (smaps) at rest and
-// at the end of the load, the per-thread heaps from /metrics, and the size of lmdb/data.mdb.
+// thread, 200 links, GET /{code} from autocannon at 50 connections. At rest (20 s after start) and
+// at the end of the load: /proc/<pid>/status (VmRSS and its parts RssAnon, RssFile; VmHWM), the
+// resident set by mapping (smaps), each thread's V8 heap and the LMDB figures from /metrics; during
+// the load, the peaks of samples taken every 100 ms (docs/memory.md).
 //   node dist/bench/footprint.js load [seconds=15] [links=200] [connections=50]
 //   node dist/bench/footprint.js steady [minutes=10] [links=200] [connections=50]
-// `steady` runs the same load for minutes and reports the LMDB file and RSS at each minute (the
-// click queue must level off: the drain frees its pages every 2 s).
+// `steady` runs the same load minute after minute and reports, per minute, the resident set, the
+// LMDB file and its pages, and the deepest the click queue was (the file keeps the high-water mark
+// of what the queue held at once, so it must level off once that does).
 // Load is bounded (it stops by itself) and the server listens on 127.0.0.1 only.
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
