@@ -20,12 +20,15 @@ const ids = new IdGenerator(1001);
 /** `n` links of `owner`, every tenth with a few days of clicks and two referrers. */
 function seedOwned(store: LinkStore, db: ReturnType<typeof openSqlite>, ownerId: string, n: number): void {
   const now = Date.now();
+  // Created an hour ago: links created within the anomaly detector's window would have it scan
+  // all of them every second while the export runs, and that is not what this measures.
+  const createdMs = now - 3_600_000;
   const codes = store.issueCodes(generateCodes(n, 7));
   const daily = db.prepare('INSERT INTO link_clicks_daily (code, day, clicks, bots) VALUES (?, ?, ?, ?)');
   const referrer = db.prepare('INSERT INTO link_referrers (code, referrer, clicks) VALUES (?, ?, ?)');
   db.transaction(() => {
     codes.forEach((code, i) => {
-      store.insert({ code, id: ids.next(), ownerId, url: `https://example.com/landing/${i}?utm_source=export,bench`, domain: 'example.com', createdMs: now, expiresMs: null });
+      store.insert({ code, id: ids.next(), ownerId, url: `https://example.com/landing/${i}?utm_source=export,bench`, domain: 'example.com', createdMs, expiresMs: null });
       if (i % 10 === 0) {
         for (let d = 0; d < 3; d++) daily.run(code, new Date(now - d * 86_400_000).toISOString().slice(0, 10), 5 + d, 1);
         referrer.run(code, 'news.example', 7);
@@ -65,7 +68,18 @@ async function measure(server: TestServer, key: string, query: string, pauseMs: 
   }
   clearInterval(sampler);
   peak = Math.max(peak, rssMb(pid));
+  // The HTTP threads' V8 heaps once the export is over: what the export left them holding.
+  const metrics = (await server.get('/metrics')).text;
+  const httpHeapMb = (name: string) =>
+    Math.round(
+      metrics
+        .split('\n')
+        .filter((l) => l.startsWith(name + '{') && l.includes('kind="http"'))
+        .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0) / 1048576,
+    );
   return {
+    http_heap_used_mb: httpHeapMb('perch_thread_heap_used_bytes'),
+    http_heap_total_mb: httpHeapMb('perch_thread_heap_total_bytes'),
     query, reader: pauseMs ? `slow (${pauseMs} ms per read)` : 'fast', status: r.status, mb: +(bytes / 1048576).toFixed(1),
     seconds: (Date.now() - started) / 1000, peak_rss_mb: peak, peak_anon_mb: peakAnon, peak_file_mb: peakFile,
   };
@@ -103,7 +117,7 @@ async function main(): Promise<void> {
         runs.push({ links: n, idle_rss_mb: idle, idle_anon_mb: idleAnon, ...m });
         process.stdout.write(
           `${n} links ${query} ${m.reader}: ${m.mb} MB in ${m.seconds} s, server RSS at rest ${idle} MB (anon ${idleAnon}), ` +
-            `peak ${m.peak_rss_mb} MB (anon ${m.peak_anon_mb}, file ${m.peak_file_mb})\n`,
+            `peak ${m.peak_rss_mb} MB (anon ${m.peak_anon_mb}, file ${m.peak_file_mb}); HTTP thread heap after ${m.http_heap_used_mb} MB used of ${m.http_heap_total_mb}\n`,
         );
       } finally {
         await server.stop('SIGTERM');

@@ -1,6 +1,7 @@
 // perch status: whether a server runs on the data directory, what the stores hold and how far
 // background work lags, read straight from the data directory (works whether or not the server
 // is running). Each capability reports its own section (capability.ts, status).
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openSqlite, sqlitePath, walPath } from '../store/sqlite';
 import { currentSchemaVersion } from '../store/migration';
@@ -12,6 +13,42 @@ import type { StatusSection } from '../capability';
 import { VERSION } from '../version';
 import { commandConfig, existingDataDirOf, printJson, announceDataDir, commandHotStore, type CommonOptions } from './common';
 import { alignColumns, humanBytes, humanDuration } from './format';
+import { lmdbFootprint } from '../store/lmdb-footprint';
+import { heapsByKind, parseResident, THREAD_KINDS } from '../server/thread-memory';
+
+/** How long `perch status` waits for a running server's /metrics before showing memory without heaps. */
+const METRICS_TIMEOUT_MS = 2000;
+
+/**
+ * A running server's memory: its resident set from /proc (the kernel keeps it per process, not
+ * per thread), and the V8 heap of each kind of thread from its /metrics. Null figures when this
+ * command cannot see them (another user's process, not Linux, or the server did not answer).
+ */
+async function serverMemory(pid: number, url: string) {
+  let resident: ReturnType<typeof parseResident> | null = null;
+  try {
+    resident = parseResident(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    resident = null;
+  }
+  let heaps: ReturnType<typeof heapsByKind> | null = null;
+  try {
+    const r = await fetch(url + '/metrics', { signal: AbortSignal.timeout(METRICS_TIMEOUT_MS) });
+    if (r.ok) heaps = heapsByKind(await r.text());
+  } catch {
+    heaps = null;
+  }
+  const finite = (n: number | undefined) => (n !== undefined && Number.isFinite(n) ? n : null);
+  return {
+    resident_bytes: finite(resident?.total),
+    resident_anonymous_bytes: finite(resident?.anonymous),
+    resident_file_bytes: finite(resident?.file),
+    resident_peak_bytes: finite(resident?.peak),
+    heap_used_bytes: heaps
+      ? Object.fromEntries(THREAD_KINDS.filter((k) => heaps![k]).map((k) => [k, { threads: heaps![k]!.threads, bytes: heaps![k]!.heapUsedBytes }]))
+      : null,
+  };
+}
 
 interface StatusOptions extends CommonOptions {
   json: boolean;
@@ -36,11 +73,21 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
       public_origin: s.publicOrigin,
       threads: s.threads,
     }));
+    const memory = await Promise.all(servers.map((s) => serverMemory(s.pid, s.url)));
+    const withMemory = servers.map((s, i) => ({ ...s, memory: memory[i] }));
+    const lmdb = lmdbFootprint(hot, dir);
     const status = {
       data_dir: dir,
       version: VERSION,
       schema_version: currentSchemaVersion(db),
-      servers,
+      servers: withMemory,
+      hot_store: {
+        file_bytes: lmdb.fileBytes,
+        map_size_bytes: lmdb.mapSizeBytes,
+        used_pages: lmdb.usedPages,
+        page_size_bytes: lmdb.pageSizeBytes,
+        readers: lmdb.readers,
+      },
       database: { bytes: fileSize(sqlitePath(dir)), wal_bytes: fileSize(walPath(dir)) },
       media_files: directoryUsage(join(dir, 'media')),
       ...sections,
@@ -57,6 +104,19 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
       rows.push(['server', `running: pid ${s.pid}, perch ${s.version}, up ${humanDuration(s.uptime_seconds)}, ${s.url}, ${s.threads} HTTP thread${s.threads === 1 ? '' : 's'}`]);
       rows.push(['', `short URLs ${s.public_origin}/…`]);
     }
+    for (const s of withMemory) {
+      const m = s.memory;
+      if (m.resident_bytes !== null) {
+        const parts = m.resident_anonymous_bytes !== null && m.resident_file_bytes !== null ? ` (${humanBytes(m.resident_anonymous_bytes)} anonymous, ${humanBytes(m.resident_file_bytes)} file-backed)` : '';
+        const peak = m.resident_peak_bytes !== null ? `, peak ${humanBytes(m.resident_peak_bytes)}` : '';
+        rows.push(['server memory', `${humanBytes(m.resident_bytes)} resident${parts}${peak}`]);
+      }
+      if (m.heap_used_bytes) {
+        const heaps = Object.entries(m.heap_used_bytes).map(([kind, h]) => `${kind} ${humanBytes(h.bytes)}${h.threads > 1 ? ` (${h.threads} threads)` : ''}`);
+        rows.push(['server heaps', heaps.join(', ')]);
+      }
+    }
+    rows.push(['hot store', `${humanBytes(lmdb.fileBytes)} file, ${lmdb.usedPages} pages of ${humanBytes(lmdb.pageSizeBytes)} in use, map ${humanBytes(lmdb.mapSizeBytes)}`]);
     rows.push(['perch', `${VERSION} (this command)`]);
     rows.push(['database', `${humanBytes(status.database.bytes)} + ${humanBytes(status.database.wal_bytes)} write-ahead log, schema version ${status.schema_version}`]);
     rows.push(['media files', `${status.media_files.files}, ${humanBytes(status.media_files.bytes)}`]);

@@ -21,11 +21,16 @@ export function isActive(f: FlagRow, nowMs: number): boolean {
   return f.cleared_ms === null && f.until_ms > nowMs;
 }
 
+/** How far back a pass of the detector looks, in ms before `nowMs`. */
+export function detectorHorizon(config: Config, nowMs: number): number {
+  const t = thresholds(config);
+  return nowMs - Math.max(t.windowSeconds, t.domainWindowSeconds) * 1000;
+}
+
 /** One pass of the detector; returns the user ids it flagged. */
 export function runDetector(store: LinkStore, mirror: LmdbDb<number, string>, config: Config, nowMs = Date.now()): string[] {
   const t = thresholds(config);
-  const horizon = nowMs - Math.max(t.windowSeconds, t.domainWindowSeconds) * 1000;
-  const creations = store.recentCreations(horizon);
+  const creations = store.recentCreations(detectorHorizon(config, nowMs));
   if (creations.length === 0) return [];
   const since = new Map<string, number>();
   const sinceMs = (userId: string): number => {

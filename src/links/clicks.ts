@@ -9,7 +9,7 @@
 // from it and stores only those; the redirect path never parses one. A batch holds each distinct
 // User-Agent once and its clicks refer to it by index, so a busy turn's thousands of clicks from a
 // few browsers write a few strings, not thousands.
-import { aggregateClicks, splitAggregate, type ClickEvent } from '../core/clicks';
+import { aggregateClicks, splitAggregate, type ClickAggregate, type ClickEvent } from '../core/clicks';
 import { FamilyMemo } from '../core/user-agent';
 import { errorFields, log } from '../log';
 import type { HotStore, LmdbDb } from '../store/lmdb';
@@ -154,16 +154,17 @@ export function drainClicks(
   for (let b = 0; b < maxBatches; b++) {
     db.resetReadTxn();
     const keys: ClickKey[] = [];
-    const events: ClickEvent[] = [];
-    for (const { key, value } of db.getRange({})) {
-      keys.push(key as ClickKey);
-      addEvents(events, value);
-      if (events.length >= batchClicks) break;
-    }
+    // Aggregated as the entries are read: memory holds the aggregate (bounded by the distinct
+    // links, days, minutes and referrers in the batch), never a copy of every click.
+    const agg = aggregateClicks(queuedEvents(db.getRange({}), keys, batchClicks));
+    // The batch is in memory now. Its SQLite parts take a while (pauses included) while the HTTP
+    // threads keep writing the queue: a snapshot held meanwhile would keep LMDB from reusing any
+    // page those writes free, and the file would grow with every slow drain (docs/memory.md).
+    db.resetReadTxn();
     if (keys.length === 0) break;
-    commitBatch(db, store, keys, events, partLinks, 0);
-    drained += events.length;
-    if (events.length < batchClicks) break;
+    commitBatch(db, store, keys, agg, partLinks, 0);
+    drained += agg.events;
+    if (agg.events < batchClicks) break;
   }
   return drained;
 }
@@ -171,30 +172,55 @@ export function drainClicks(
 /** Browser and OS families of the User-Agents the drain has seen lately (one per pool thread). */
 const families = new FamilyMemo();
 
-function addEvents(events: ClickEvent[], value: ClickBatch): void {
-  if (!Array.isArray(value[0])) {
-    // Queued before User-Agents were kept: no families for these clicks.
-    for (let i = 0; i + 3 < value.length; i += 4) {
-      events.push({ code: value[i] as string, atMs: value[i + 1] as number, referrer: value[i + 2] as string, bot: value[i + 3] === 1 });
+/**
+ * The clicks of queue entries, in order, until at least `limit` were given (whole entries only);
+ * each entry's key is appended to `keys` as it is read. One event object is handed out again and
+ * again: the aggregation copies what it keeps.
+ */
+function* queuedEvents(entries: Iterable<{ key: ClickKey; value: ClickBatch }>, keys: ClickKey[], limit: number): Generator<ClickEvent> {
+  const e: ClickEvent = { code: '', atMs: 0, referrer: '', bot: false };
+  let given = 0;
+  for (const { key, value } of entries) {
+    keys.push(key);
+    if (!Array.isArray(value[0])) {
+      // Queued before User-Agents were kept: no families for these clicks.
+      e.browser = undefined;
+      e.os = undefined;
+      for (let i = 0; i + 3 < value.length; i += 4) {
+        e.code = value[i] as string;
+        e.atMs = value[i + 1] as number;
+        e.referrer = value[i + 2] as string;
+        e.bot = value[i + 3] === 1;
+        given++;
+        yield e;
+      }
+    } else {
+      const agents = value[0];
+      for (let i = 1; i + FIELDS - 1 < value.length; i += FIELDS) {
+        const agent = value[i + 3] as number;
+        e.code = value[i] as string;
+        e.atMs = value[i + 1] as number;
+        e.referrer = value[i + 2] as string;
+        e.bot = agent === BOT;
+        if (agent >= 0 && agent < agents.length) {
+          const f = families.of(agents[agent]);
+          e.browser = f.browser;
+          e.os = f.os;
+        } else {
+          e.browser = undefined;
+          e.os = undefined;
+        }
+        given++;
+        yield e;
+      }
     }
-    return;
-  }
-  const agents = value[0];
-  for (let i = 1; i + FIELDS - 1 < value.length; i += FIELDS) {
-    const agent = value[i + 3] as number;
-    const e: ClickEvent = { code: value[i] as string, atMs: value[i + 1] as number, referrer: value[i + 2] as string, bot: agent === BOT };
-    if (agent >= 0 && agent < agents.length) {
-      const f = families.of(agents[agent]);
-      e.browser = f.browser;
-      e.os = f.os;
-    }
-    events.push(e);
+    if (given >= limit) return;
   }
 }
 
 /** Commits a batch's parts from `firstPart` on, then removes its entries from the queue. */
-function commitBatch(db: LmdbDb<ClickBatch, ClickKey>, store: LinkStore, keys: ClickKey[], events: ClickEvent[], partLinks: number, firstPart: number): void {
-  const parts = splitAggregate(aggregateClicks(events), partLinks);
+function commitBatch(db: LmdbDb<ClickBatch, ClickKey>, store: LinkStore, keys: ClickKey[], agg: ClickAggregate, partLinks: number, firstPart: number): void {
+  const parts = splitAggregate(agg, partLinks);
   const keysJson = JSON.stringify(keys);
   for (let i = firstPart; i < parts.length; i++) {
     // A synchronous sleep: the drain runs in a pool thread, which has nothing else to do meanwhile.
@@ -224,13 +250,17 @@ function finishInterruptedBatch(db: LmdbDb<ClickBatch, ClickKey>, store: LinkSto
     removeEntries(db, keys);
     return 0;
   }
-  const events: ClickEvent[] = [];
-  for (const k of keys) {
-    const value = db.get(k);
-    if (value !== undefined) addEvents(events, value);
-  }
+  const agg = aggregateClicks(queuedEvents(entriesOf(db, keys), [], Infinity));
+  db.resetReadTxn();
   log.info('click drain: finishing a batch a stop interrupted', { parts: state.parts, done: state.done });
   // Split as it was first split, whatever the part size is now.
-  commitBatch(db, store, keys, events, state.partLinks, state.done);
-  return events.length;
+  commitBatch(db, store, keys, agg, state.partLinks, state.done);
+  return agg.events;
+}
+
+function* entriesOf(db: LmdbDb<ClickBatch, ClickKey>, keys: ClickKey[]): Generator<{ key: ClickKey; value: ClickBatch }> {
+  for (const key of keys) {
+    const value = db.get(key);
+    if (value !== undefined) yield { key, value };
+  }
 }

@@ -5,7 +5,7 @@
 import { Gauge } from 'prom-client';
 import type { Capability } from '../capability';
 import { log } from '../log';
-import { openFlagMirror, rebuildFlagMirror } from './anomaly';
+import { detectorHorizon, openFlagMirror, rebuildFlagMirror } from './anomaly';
 import { clickQueueState, openClickQueue } from './clicks';
 import { CodePool } from './code-pool';
 import { MIGRATIONS } from './migrations';
@@ -13,7 +13,7 @@ import { redirectRoutes } from './redirect';
 import { linkRoutes } from './routes';
 import { LinkService } from './service';
 import { LinkStore } from './store';
-import { LINK_TASKS } from './tasks';
+import { LINK_TASKS, prunableMinute } from './tasks';
 import { linkWrites, type LinkWrites } from './writes';
 
 export const links: Capability = {
@@ -39,6 +39,11 @@ export const links: Capability = {
 
   jobs(ctx) {
     const pool = new CodePool(ctx.hot);
+    const queue = openClickQueue(ctx.hot);
+    const store = new LinkStore(ctx.sqlite);
+    // The drain, the detector and the sweep are only handed to the pool when they have something to do: a
+    // task every second at rest would keep pool threads alive (and their heaps resident) for
+    // nothing (docs/memory.md). Both checks are cheap reads of the supervisor's own handles.
     return [
       {
         name: 'links.refillPool',
@@ -47,9 +52,30 @@ export const links: Capability = {
           if (pool.size() < c.config.links.pool_low_water) await c.runTask(LINK_TASKS, 'links.refillPool');
         },
       },
-      { name: 'links.drainClicks', everyMs: 2000, flushOnStop: true, run: (c) => c.runTask(LINK_TASKS, 'links.drainClicks').then(() => undefined) },
-      { name: 'links.detectAnomalies', everyMs: 1000, run: (c) => c.runTask(LINK_TASKS, 'links.detectAnomalies').then(() => undefined) },
-      { name: 'links.sweepExpired', everyMs: 30_000, run: (c) => c.runTask(LINK_TASKS, 'links.sweepExpired').then(() => undefined) },
+      {
+        name: 'links.drainClicks',
+        everyMs: 2000,
+        flushOnStop: true,
+        async run(c) {
+          // A batch a stop interrupted keeps its entries in the queue until it is finished.
+          if (clickQueueState(queue).depth > 0) await c.runTask(LINK_TASKS, 'links.drainClicks');
+        },
+      },
+      {
+        name: 'links.detectAnomalies',
+        everyMs: 1000,
+        async run(c) {
+          if (store.anyCreationSince(detectorHorizon(c.config, Date.now()))) await c.runTask(LINK_TASKS, 'links.detectAnomalies');
+        },
+      },
+      {
+        name: 'links.sweepExpired',
+        everyMs: 30_000,
+        async run(c) {
+          const now = Date.now();
+          if (store.sweepDue(now, prunableMinute(now))) await c.runTask(LINK_TASKS, 'links.sweepExpired');
+        },
+      },
     ];
   },
 

@@ -38,6 +38,11 @@ export function detectLinkAnomalies(ctx: TaskContext): { flagged: string[] } {
   return { flagged: runDetector(storeOf(ctx), openFlagMirror(ctx.hot), ctx.config) };
 }
 
+/** The newest minute bucket the sweep prunes: only last_24h reads them, so an hour of margin. */
+export function prunableMinute(nowMs: number): number {
+  return Math.floor(nowMs / MINUTE_MS) - 25 * 60;
+}
+
 /**
  * Retires links whose expiry has passed (they keep answering 410) and drops them from the shared
  * redirect cache; prunes the minute buckets that only last_24h reads.
@@ -57,7 +62,7 @@ export function sweepExpiredLinks(ctx: TaskContext): { retired: number; pruned: 
     retired += codes.length;
     if (codes.length < 1000) break;
   }
-  const pruned = store.pruneMinutes(Math.floor(now / MINUTE_MS) - 25 * 60);
+  const pruned = store.pruneMinutes(prunableMinute(now));
   return { retired, pruned };
 }
 

@@ -10,6 +10,7 @@ import type { HotStore } from '../store/lmdb';
 import type { RunTask } from '../workers/context';
 import type { WriterClient } from '../writer/client';
 import type { Signals } from './signals';
+import { WORKER_RESOURCE_LIMITS } from './heap-limits';
 
 export interface BackgroundContext {
   config: Config;
@@ -39,15 +40,21 @@ export interface BackgroundJob {
   run(ctx: BackgroundContext, final: boolean): Promise<void> | void;
 }
 
-export function createPool(config: Config, dataDir: string): Piscina {
+/** How long the second pool thread stays up with nothing to do. */
+export const POOL_IDLE_TIMEOUT_MS = 10_000;
+
+export function createPool(config: Config, dataDir: string, memory: SharedArrayBuffer): Piscina {
   return new Piscina({
     filename: join(__dirname, '..', 'workers', 'pool-thread.js'),
-    workerData: { config, dataDir },
-    // Both threads stay up (the machine this is built for has two cores) with their stores open
-    // (workers/pool-thread.ts): a thread started on demand would run its first task cold.
-    minThreads: 2,
+    workerData: { config, dataDir, memory },
+    // One thread stays up with its stores open (workers/pool-thread.ts), so that a task after a
+    // quiet spell (a post's fan-out) does not run cold; the second (the machine this is built for
+    // has two cores) starts when two tasks are due at once and ends after a quiet spell, so that
+    // its heap is not kept resident for nothing (docs/memory.md).
+    minThreads: 1,
     maxThreads: 2,
-    idleTimeout: 30_000,
+    idleTimeout: POOL_IDLE_TIMEOUT_MS,
+    resourceLimits: WORKER_RESOURCE_LIMITS,
     maxQueue: 1000,
   });
 }

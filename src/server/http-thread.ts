@@ -20,6 +20,7 @@ import { openThreadContext } from './thread-context';
 import { systemRoutes } from './routes';
 import { Signals } from './signals';
 import type { ThreadData, ToSupervisor, ToThread } from './messages';
+import { ThreadMemoryTable } from './thread-memory';
 
 const data = workerData as ThreadData;
 const port = parentPort!;
@@ -29,6 +30,8 @@ setLogLevel(data.config.log.level);
 tolerateHotStoreCommitFailures();
 const uws = loadNativeUws();
 const metrics = createThreadMetrics();
+const memory = new ThreadMemoryTable(data.memory);
+memory.claim('http');
 // The server's writer runs here when this is its only HTTP thread (server/writer.ts says why).
 // After a failed sync it answers 503 to everything, and the supervisor shuts the server down
 // (exit 1) the usual way: this thread must end through stop(), with its sockets closed.
@@ -115,6 +118,7 @@ async function stop(): Promise<void> {
   } catch (err) {
     log.error('closing stores failed', errorFields(err));
   }
+  memory.release();
   send({ type: 'stopped' });
   port.close();
 }
@@ -128,6 +132,8 @@ port.on('message', (m: ToThread) => {
       releaseWriter();
       break;
     case 'collect-metrics':
+      // Its heap figures are read by the supervisor once every thread answered.
+      memory.report();
       void metrics.registry.getMetricsAsJSON().then((json) => send({ type: 'metrics-part', id: m.id, data: json }));
       break;
     case 'metrics-text': {

@@ -9,6 +9,8 @@ export interface WriterShared {
   stats: SharedArrayBuffer;
   /** The signals the writer raises once a change is durable (server/signals.ts). */
   signals: SharedArrayBuffer;
+  /** Where each thread writes its V8 heap figures (server/thread-memory.ts); absent in tests. */
+  memory?: SharedArrayBuffer;
 }
 
 export interface ThreadData {
@@ -20,6 +22,8 @@ export interface ThreadData {
   redirectTable: SharedArrayBuffer;
   /** The signals the writer raises (server/signals.ts), which readers watch. */
   signals: SharedArrayBuffer;
+  /** Where each thread writes its V8 heap figures (server/thread-memory.ts). */
+  memory: SharedArrayBuffer;
   /** This thread's channel to the writer thread (transferred), when the writer has a thread. */
   writerPort?: MessagePort;
   /** Otherwise the writer runs in this thread (the server's only one), with these channels. */

@@ -12,6 +12,9 @@ import { secureDataDir } from '../store/data-dir';
 import { registerServer, unregisterServer } from '../store/server-registry';
 import { VERSION } from '../version';
 import { groupCommitMetrics, processMetrics } from './process-metrics';
+import { memoryMetrics } from './memory-metrics';
+import { ThreadMemoryTable } from './thread-memory';
+import { WORKER_RESOURCE_LIMITS } from './heap-limits';
 import { effectivePublicOrigin } from './public-origin';
 import { IpBuckets } from '../ratelimit/ip-buckets';
 import { log, errorFields, configureLog, LOG_FORMAT_VARIABLE } from '../log';
@@ -19,13 +22,16 @@ import { aggregateMetrics, type MetricsJson } from '../http/metrics';
 import { loadNativeUws } from '../http/uws';
 import { openSqlite, type Sqlite } from '../store/sqlite';
 import { migrate } from '../store/migration';
-import { openHotStore, tolerateHotStoreCommitFailures, type HotStore } from '../store/lmdb';
+import { clearStaleReaders, openHotStore, tolerateHotStoreCommitFailures, type HotStore } from '../store/lmdb';
 import { leaseNodeId, liveLeases } from '../store/node-lease';
 import { CAPABILITIES, allMigrations, signalNames } from '../capabilities';
 import { WriterClient } from '../writer/client';
-import { createPool, startBackground, type BackgroundContext, type RunningBackground } from './background';
+import { createPool, startBackground, type BackgroundContext, type BackgroundJob, type RunningBackground } from './background';
 import { Signals } from './signals';
 import type { FromWriter, ThreadData, ToSupervisor, ToThread, ToWriter, WriterData, WriterShared } from './messages';
+
+/** How often the supervisor frees LMDB reader slots left by processes that died holding one. */
+const STALE_READER_CHECK_MS = 5000;
 
 /** A reason not to start, told to the operator as one line. */
 export class StartupError extends Error {}
@@ -129,7 +135,9 @@ export async function serve(opts: ServeOptions): Promise<void> {
   config = { ...config, server: { ...config.server, public_origin: effectivePublicOrigin(config, port) } };
 
   const lease = leaseNodeId(hot);
-  const pool = createPool(config, dataDir);
+  const memoryTable = ThreadMemoryTable.allocate();
+  memoryTable.claim('supervisor');
+  const pool = createPool(config, dataDir, memoryTable.buffer);
   // The supervisor's own channel to the writer: background jobs write through it too.
   const supervisorChannel = new MessageChannel();
   // With one HTTP thread the writer runs inside it (server/writer.ts): no hop between threads.
@@ -170,9 +178,21 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   const writerStats = new Float64Array(new SharedArrayBuffer(3 * Float64Array.BYTES_PER_ELEMENT));
   const redirectTable = IpBuckets.allocate();
-  const writerShared: WriterShared = { stats: writerStats.buffer as SharedArrayBuffer, signals: signals.buffer };
+  const writerShared: WriterShared = { stats: writerStats.buffer as SharedArrayBuffer, signals: signals.buffer, memory: memoryTable.buffer };
   groupCommitMetrics(supervisorRegistry, writerStats);
   processMetrics(supervisorRegistry);
+  memoryMetrics(supervisorRegistry, {
+    table: memoryTable,
+    hot,
+    dataDir,
+    aliveThreads() {
+      const alive = new Set<number>([0]);
+      for (const t of threads) if (!t.stopped) alive.add(t.worker.threadId);
+      if (writer) alive.add(writer.worker.threadId);
+      for (const w of pool.threads) alive.add(w.threadId);
+      return alive;
+    },
+  });
 
   const threads: ThreadHandle[] = [];
   let shuttingDown = false;
@@ -210,7 +230,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     }
     threadEnds.push(supervisorChannel.port2);
     const workerData: WriterData = { dataDir, logLevel: config.log.level, ports: threadEnds, ...writerShared };
-    const worker = new Worker(join(__dirname, '..', 'writer', 'thread.js'), { workerData, transferList: threadEnds });
+    const worker = new Worker(join(__dirname, '..', 'writer', 'thread.js'), { workerData, transferList: threadEnds, resourceLimits: WORKER_RESOURCE_LIMITS });
     let resolveExit!: () => void;
     writer = { worker, exited: new Promise((r) => (resolveExit = r)) };
     return new Promise((ready, fail) => {
@@ -235,10 +255,10 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   function startThread(index: number): Promise<ThreadHandle> {
     const workerData: ThreadData = writerInHttpThread
-      ? { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, writer: { ports: [supervisorChannel.port2], ...writerShared } }
-      : { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, writerPort: writerPorts[index] };
+      ? { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, memory: memoryTable.buffer, writer: { ports: [supervisorChannel.port2], ...writerShared } }
+      : { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, memory: memoryTable.buffer, writerPort: writerPorts[index] };
     const transferList = writerInHttpThread ? [supervisorChannel.port2] : [writerPorts[index]];
-    const worker = new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList });
+    const worker = new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList, resourceLimits: WORKER_RESOURCE_LIMITS });
     let resolveExit!: () => void;
     let resolveHttpStopped!: () => void;
     const handle: ThreadHandle = {
@@ -364,7 +384,15 @@ export async function serve(opts: ServeOptions): Promise<void> {
     process.stderr.write(`perch: ${(err as Error).message}\n`);
     await shutdown(1);
   }
-  background = startBackground(CAPABILITIES.flatMap((c) => c.jobs?.(bgContext) ?? []), bgContext);
+  const staleReaders: BackgroundJob = {
+    name: 'hot.staleReaders',
+    everyMs: STALE_READER_CHECK_MS,
+    run(c) {
+      const freed = clearStaleReaders(c.hot);
+      if (freed > 0) log.warn('hot store: freed reader slots of processes that ended without closing it', { slots: freed });
+    },
+  };
+  background = startBackground([...CAPABILITIES.flatMap((c) => c.jobs?.(bgContext) ?? []), staleReaders], bgContext);
   const url = `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${port}`;
   registerServer(hot, { pid: process.pid, version: VERSION, startedAt: new Date().toISOString(), host: config.server.host, port, publicOrigin: config.server.public_origin, threads: threads.length });
   log.notice('listening', { host: config.server.host, port, threads: threads.length, data: dataDir, url, public_origin: config.server.public_origin, version: VERSION });

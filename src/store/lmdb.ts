@@ -231,6 +231,16 @@ export function openHotStore(dataDir: string, options: OpenHotStoreOptions = {})
 }
 
 /**
+ * Frees the reader slots of processes that ended without closing the environment (killed, or
+ * crashed: the probe of a damaged store dies on purpose). LMDB only checks when an environment
+ * is opened; until then such a slot keeps its snapshot, no page freed after it can be reused,
+ * and every write grows the file (docs/memory.md). Returns the slots freed.
+ */
+export function clearStaleReaders(hot: HotStore): number {
+  return hot.root.readerCheck();
+}
+
+/**
  * What lmdb-js rejects an un-awaited write with when its transaction could not commit, or the
  * promise it rejects with the cause (lmdb-js keeps its reject function on that promise).
  */

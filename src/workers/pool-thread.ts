@@ -9,11 +9,16 @@ import { setLogLevel } from '../log';
 import { ThreadPubSub } from '../pubsub/port';
 import { allTasks } from '../capabilities';
 import type { TaskContext, TaskHandler, TaskRequest } from './context';
+import { ThreadMemoryTable } from '../server/thread-memory';
 
 /** Every capability's tasks, and a round trip through the pool for checks of the pool itself. */
 const TASKS: Record<string, TaskHandler> = { ping: () => 'pong', ...allTasks() };
 
 tolerateHotStoreCommitFailures();
+
+// A pool thread's heap changes only while it runs a task: it writes its figures after each.
+const memory = new ThreadMemoryTable((workerData as { memory: SharedArrayBuffer }).memory);
+memory.claim('pool');
 
 let ctx: TaskContext | undefined;
 
@@ -44,5 +49,13 @@ export default async function runTask(request: TaskRequest): Promise<unknown> {
   // never renews its read snapshot between tasks: without a reset, a task would read LMDB as it
   // was many tasks ago (and a read-modify-write outside a write transaction would undo others).
   c.hot.root.resetReadTxn();
-  return handler(c, request.payload);
+  try {
+    return await handler(c, request.payload);
+  } finally {
+    // Between tasks the thread sleeps in Atomics.wait, where lmdb-js's own reset (a timer) never
+    // runs: a snapshot kept open there pins every page freed after it, and LMDB, unable to reuse
+    // them, grows the file for as long as the thread sleeps (docs/memory.md).
+    c.hot.root.resetReadTxn();
+    memory.report();
+  }
 }

@@ -8,8 +8,10 @@ import { signalNames, writerSetup } from '../capabilities';
 import { Signals } from '../server/signals';
 import type { ToWriter, WriterData, FromWriter } from '../server/messages';
 import { Writer } from './writer';
+import { ThreadMemoryTable } from '../server/thread-memory';
 
 const data = workerData as WriterData;
+const MEMORY_REPORT_MS = 2000;
 const control = parentPort!;
 setLogLevel(data.logLevel);
 
@@ -24,10 +26,18 @@ const writer = new Writer({
 });
 for (const port of data.ports) writer.listen(port);
 
+// Nobody asks the writer for its heap: it writes its figures down every few seconds.
+const memory = data.memory ? new ThreadMemoryTable(data.memory) : undefined;
+memory?.claim('writer');
+const memoryTimer = setInterval(() => memory?.report(), MEMORY_REPORT_MS);
+memoryTimer.unref();
+
 control.on('message', (m: ToWriter) => {
   if (m.type !== 'stop') return;
   // The HTTP threads are gone and the background jobs flushed: nothing more is coming.
   void writer.stop().then(() => {
+    clearInterval(memoryTimer);
+    memory?.release();
     control.postMessage({ type: 'stopped' } satisfies FromWriter);
     control.close();
   });

@@ -9,7 +9,7 @@ import { LinkStore } from '../../src/links/store';
 import { CodePool } from '../../src/links/code-pool';
 import { ClickQueue, clickQueueState, drainClicks } from '../../src/links/clicks';
 import { RedirectCache } from '../../src/links/cache';
-import { sweepExpiredLinks } from '../../src/links/tasks';
+import { prunableMinute, sweepExpiredLinks } from '../../src/links/tasks';
 import { loadConfig } from '../../src/config';
 
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
@@ -194,8 +194,12 @@ t.test('the expiry sweep retires expired links and drops them from the shared ca
   cache.lookup('sweep02', now);
   await cache.db.committed;
   const ctx = { config: loadConfig({ env: {} }), dataDir: dir, sqlite, hot };
+  const farPast = prunableMinute(0);
+  t.ok(store.sweepDue(now, farPast), 'an expired link makes the sweep due');
   const r = sweepExpiredLinks(ctx);
   t.equal(r.retired, 1);
+  t.notOk(store.sweepDue(now, farPast), 'nothing left to retire, no minute bucket that old');
+  t.ok(store.sweepDue(now + 60_000, farPast), 'the other link once it expires');
   t.ok(store.byCode('sweep01')!.retired_at, 'retired');
   t.equal(store.byCode('sweep02')!.retired_at, null, 'not yet expired');
   hot.root.resetReadTxn();
