@@ -38,8 +38,12 @@ async function eventually(what: string, check: () => Promise<boolean>, timeout =
 const search = (q: string, sort = 'recent', extra = '') => server.get(`/api/search?q=${encodeURIComponent(q)}&sort=${sort}${extra}`, { key: alice.key });
 
 t.before(async () => {
-  // A small relevance bucket, so that a test can spend it and see the 429 explained.
-  server = await startServer({ config: { limits: { search: { relevance: { capacity: 4, refill_per_second: 0.01 } } } } });
+  // A small relevance bucket, so that a test can spend it and see the 429 explained; a large
+  // plain one, so that waiting for the index (many searches when the machine is slow) never
+  // spends what the page's own searches need.
+  server = await startServer({
+    config: { limits: { search: { recent: { capacity: 10000, refill_per_second: 100 }, relevance: { capacity: 20, refill_per_second: 0.01 } } } },
+  });
   alice = await server.keygen('alice');
   const say = async (text: string) => {
     const r = await server.post('/api/posts', { key: alice.key, json: { text } });
@@ -119,14 +123,18 @@ t.test('suggestions while typing, chosen with the keyboard, run the search', asy
 t.test('best match first, by the radio buttons', async (t) => {
   await page.click('#sort-relevance');
   await waitInPage(page, `location.hash === '#/search?q=caf%C3%A9+station&sort=relevance'`);
-  await waitInPage(page, `document.querySelector('.post-list article') && !document.querySelector('.more [role="status"]')`);
-  t.same(await resultIds(page), (await search('café station', 'relevance')).json.items.map((p: any) => p.id), 'the API\'s relevance order');
+  const expected: string[] = (await search('café station', 'relevance')).json.items.map((p: any) => p.id);
+  // The page shows the API's ranking once its answer is in (the order is checked in the page,
+  // where it is read in one go).
+  await waitInPage(page, `!document.querySelector('.more [role="status"]') && [...document.querySelectorAll('.post-list article')].map((e) => e.dataset.postId).join() === ${JSON.stringify(expected.join())}`);
+  t.equal(expected.length, 2, 'both posts that have both words');
+  t.pass('the API\'s relevance order');
   t.equal(await page.$eval('#sort-relevance', (e: any) => e.checked), true);
 });
 
 t.test('a spent tier answers 429, shown with when to try again', async (t) => {
   let status = 200;
-  for (let i = 0; i < 6 && status === 200; i++) status = (await search('tea', 'relevance')).status;
+  for (let i = 0; i < 30 && status === 200; i++) status = (await search('tea', 'relevance')).status;
   t.equal(status, 429, 'the relevance bucket is dry');
   await page.$eval('#search-input', (e: any) => (e.value = ''));
   await page.type('#search-input', 'tea train');
@@ -142,10 +150,10 @@ t.test('results page in as they scroll', async (t) => {
   await page.click('#sort-recent');
   await waitInPage(page, `location.hash === '#/search?q=tea+train&sort=recent'`);
   await waitInPage(page, `document.querySelectorAll('.post-list article').length === 1`);
-  await page.$eval('#search-input', (e: any) => (e.value = ''));
-  await page.type('#search-input', 'tea');
-  await page.keyboard.press('Enter');
-  await waitInPage(page, `location.hash === '#/search?q=tea&sort=recent' && document.querySelectorAll('.post-list article').length === 20`);
+  // Typing a query is the suggestions test's; here the address alone starts the search.
+  await page.evaluate(() => ((globalThis as any).location.hash = '#/search?q=tea&sort=recent'));
+  // At least the first page: the next may follow at once if the list's end is still in view.
+  await waitInPage(page, `document.querySelector('#search-input').value === 'tea' && document.querySelectorAll('.post-list article').length >= 20`);
   await page.evaluate(() => (globalThis as any).window.scrollTo(0, (globalThis as any).document.body.scrollHeight));
   await waitInPage(page, `document.querySelectorAll('.post-list article').length === 24`);
   await waitInPage(page, `document.body.textContent.includes('No more results.')`);

@@ -93,7 +93,13 @@ export function useFeed<T>(load: (cursor: string | null) => Promise<Page<T>>, ke
     );
   }, []);
 
+  // The key the state belongs to. The render right after the key changes comes before the effect
+  // that resets the state: it must not show the previous key's items as if they answered this one.
+  const stateKey = useRef(key);
+  const stale = stateKey.current !== key;
+
   useEffect(() => {
+    stateKey.current = key;
     setItemsState([]);
     setNext(null);
     setDone(false);
@@ -101,11 +107,11 @@ export function useFeed<T>(load: (cursor: string | null) => Promise<Page<T>>, ke
   }, [key]);
 
   return {
-    items,
-    next,
-    loading,
-    error,
-    done,
+    items: stale ? [] : items,
+    next: stale ? null : next,
+    loading: stale || loading,
+    error: stale ? null : error,
+    done: stale ? false : done,
     loadMore: () => {
       if (next && !loading) fetchPage(next, false);
     },
