@@ -6,6 +6,10 @@ import { IdGenerator } from '../src/core/snowflake';
 import { hashApiKey, newApiKey } from '../src/core/api-key';
 import { generateCodes } from '../src/core/short-code';
 import { LinkStore } from '../src/links/store';
+import { seededInts } from '../test/fixtures/random';
+
+// The seeded generator the tests use, so a benchmark's corpus and a test's come from one generator.
+export { seededInts };
 
 // A node id of its own, so seeded ids never collide with the ids a server mints.
 const ids = new IdGenerator(1000);
@@ -112,18 +116,6 @@ export function seedPosts(db: Sqlite, authorId: string, texts: readonly string[]
       if (events) insertEvent.run(authorId, id, '{"reply_to":null}', at);
     });
   })();
-}
-
-/** A deterministic pseudo-random generator of integers in [0, n) (mulberry32). */
-export function seededInts(seed: number): (n: number) => number {
-  let a = seed >>> 0;
-  return (n: number) => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return Math.floor((((x ^ (x >>> 14)) >>> 0) / 4294967296) * n);
-  };
 }
 
 /** `n` distinct pronounceable words of two to four syllables, shortest first (common words are short). */

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { startServer, type Key, type TestServer } from '../helpers/server';
+import { allPages } from '../social/helpers';
 import { decodePng } from '../helpers/qr';
 import {
   PERSON_UA,
@@ -453,13 +454,7 @@ t.test('the link list pages through next_cursor as it scrolls', async (t) => {
   for (let i = 1; i <= 23; i++) {
     t.equal((await roomy.post('/api/shorten', { key: dora.key, json: { url: `https://example.com/page/${i}` } })).status, 201);
   }
-  const listed: string[] = [];
-  let cursor: string | null = null;
-  do {
-    const r: any = await roomy.get(`/api/links?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key: dora.key });
-    listed.push(...r.json.items.map((l: any) => l.short_code));
-    cursor = r.json.next_cursor;
-  } while (cursor);
+  const listed: string[] = (await allPages(roomy, '/api/links?limit=100', dora.key)).items.map((l: any) => l.short_code);
   const tab = await newAppPage(context as unknown as Browser);
   const p = tab.page;
   await p.goto(roomy.url + '/#/links');

@@ -6,6 +6,7 @@ import t, { type Test } from 'tap';
 import { rmSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { startServer, type Key, type TestServer } from '../helpers/server';
+import { allPages } from '../social/helpers';
 import {
   PHONE,
   clickText,
@@ -145,13 +146,7 @@ t.test('older notifications page in as the list scrolls', async (t) => {
   await page.evaluate(() => (globalThis as any).window.scrollTo(0, (globalThis as any).document.body.scrollHeight));
   await waitInPage(page, `document.querySelectorAll('.notification').length === 24`);
   await waitInPage(page, `document.body.textContent.includes('That is every notification.')`);
-  const all: string[] = [];
-  let cursor: string | null = null;
-  do {
-    const r: any = await server.get(`/api/notifications?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key: alice.key });
-    all.push(...r.json.items.map((n: any) => n.id));
-    cursor = r.json.next_cursor;
-  } while (cursor);
+  const all: string[] = (await allPages(server, '/api/notifications?limit=100', alice.key)).items.map((n: any) => n.id);
   t.same((await rows(page)).map((r) => r.id), all, 'every notification once, latest activity first');
 });
 

@@ -4,6 +4,7 @@
 import t, { type Test } from 'tap';
 import type { Browser, Page } from 'puppeteer-core';
 import { startServer, type Key, type TestServer } from '../helpers/server';
+import { allPages } from '../social/helpers';
 import {
   PHONE,
   launchBrowser,
@@ -157,13 +158,7 @@ t.test('results page in as they scroll', async (t) => {
   await page.evaluate(() => (globalThis as any).window.scrollTo(0, (globalThis as any).document.body.scrollHeight));
   await waitInPage(page, `document.querySelectorAll('.post-list article').length === 24`);
   await waitInPage(page, `document.body.textContent.includes('No more results.')`);
-  const all: string[] = [];
-  let cursor: string | null = null;
-  do {
-    const r: any = await search('tea', 'recent', `&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-    all.push(...r.json.items.map((p: any) => p.id));
-    cursor = r.json.next_cursor;
-  } while (cursor);
+  const all: string[] = (await allPages(server, '/api/search?q=tea&sort=recent&limit=100', alice.key)).items.map((p: any) => p.id);
   t.same(await resultIds(page), all, 'every match once, newest first');
   t.equal(all.length, 24);
 });
