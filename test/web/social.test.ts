@@ -101,6 +101,9 @@ t.test('a follower follows from the profile; a post with an image reaches their 
   alicePage = await personPage(alice, undefined, async (p) => {
     aliceSockets = await watchWebSockets(p);
   });
+  // Typing waits for the app to settle (its capability probe answered, the timeline read), as a
+  // person would see the page before typing.
+  await waitInPage(alicePage, `document.querySelector('nav[aria-label="Main"] a[href="#/search"]') !== null && document.body.textContent.includes('Nothing here yet')`);
   const png = join(files, 'square.png');
   writeFileSync(png, solidPng(40, 30, [30, 120, 200]));
   await alicePage.type('#compose-text', POST_TEXT);
