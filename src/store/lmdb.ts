@@ -63,7 +63,15 @@ export function lmdbPath(dataDir: string): string {
   return join(dataDir, 'lmdb');
 }
 
-const ENV_OPTIONS = { maxDbs: 64, noSync: true, compression: false } as const;
+/**
+ * The map is reserved once at its full size (address space only: the file grows as pages are
+ * used). lmdb-js otherwise starts with a small map and maps the file again each time it outgrows
+ * it, keeping the older, overlapping mappings: every page then counts once per mapping in the
+ * process's resident set. Past this size lmdb-js still grows the map on its own.
+ */
+const MAP_SIZE_BYTES = 1024 * 1024 * 1024;
+
+const ENV_OPTIONS = { maxDbs: 64, noSync: true, compression: false, mapSize: MAP_SIZE_BYTES } as const;
 
 /** The database that records a pending rebuild (a key, present until markRebuilt). */
 const STATE_DB = 'hot_store';
