@@ -16,6 +16,9 @@ import { LinkStore } from './store';
 import { LINK_TASKS, prunableMinute } from './tasks';
 import { linkWrites, type LinkWrites } from './writes';
 
+/** The lane of the click drain, the anomaly detector and the expiry sweep (server/background.ts). */
+const LINKS_UPKEEP = 'links.upkeep';
+
 export const links: Capability = {
   name: 'links',
   migrations: MIGRATIONS,
@@ -43,7 +46,8 @@ export const links: Capability = {
     const store = new LinkStore(ctx.sqlite);
     // The drain, the detector and the sweep are only handed to the pool when they have something to do: a
     // task every second at rest would keep pool threads alive (and their heaps resident) for
-    // nothing (docs/memory.md). Both checks are cheap reads of the supervisor's own handles.
+    // nothing (docs/memory.md). Both checks are cheap reads of the supervisor's own handles. The
+    // three share a lane: none of them is urgent enough to start a second pool thread for.
     return [
       {
         name: 'links.refillPool',
@@ -54,6 +58,7 @@ export const links: Capability = {
       },
       {
         name: 'links.drainClicks',
+        lane: LINKS_UPKEEP,
         everyMs: 2000,
         flushOnStop: true,
         async run(c) {
@@ -63,6 +68,7 @@ export const links: Capability = {
       },
       {
         name: 'links.detectAnomalies',
+        lane: LINKS_UPKEEP,
         everyMs: 1000,
         async run(c) {
           if (store.anyCreationSince(detectorHorizon(c.config, Date.now()))) await c.runTask(LINK_TASKS, 'links.detectAnomalies');
@@ -70,6 +76,7 @@ export const links: Capability = {
       },
       {
         name: 'links.sweepExpired',
+        lane: LINKS_UPKEEP,
         everyMs: 30_000,
         async run(c) {
           const now = Date.now();

@@ -8,14 +8,13 @@
 //     the rows to the HTTP threads' sockets (publish/subscribe port) and, for recipients with no
 //     socket open, to the supervisor's push sender (push-sender.ts), which calls push services.
 import { Counter, Gauge } from 'prom-client';
-import { generateVAPIDKeys } from 'web-push';
 import type { Capability } from '../capability';
 import type { OutboxConsumer } from '../outbox/consumer';
 import { OUTBOX_SIGNAL } from '../outbox/module';
 import { ThreadPubSub } from '../pubsub/port';
 import type { BackgroundContext } from '../server/background';
 import { log } from '../log';
-import { deliveryTask, type DeliveryResult } from './delivery';
+import type { DeliveryResult } from './delivery';
 import { MIGRATIONS } from './migrations';
 import { clearStalePresence } from './presence';
 import { PUSH_OUTCOMES, PushSender, type PushOutcome } from './push-sender';
@@ -25,11 +24,7 @@ import { ACTION_EVENTS, DELIVERY_CONSUMER, GENERATION_POSITION, NOTIFICATION_EVE
 import { PUSH_TOPIC } from './topics';
 import { NotificationSockets } from './websocket';
 import { notificationWrites, type NotificationWrites } from './writes';
-
-export const NOTIFICATION_TASKS = {
-  /** Sends the notifications of a range of outbox events to sockets and push services. */
-  'notifications.deliver': deliveryTask,
-};
+import { NOTIFICATION_TASKS } from './tasks';
 
 export const deliveryConsumer: OutboxConsumer<DeliveryResult> = {
   name: DELIVERY_CONSUMER,
@@ -126,7 +121,8 @@ export const notifications: Capability = {
     if (store.vapidKeys()) return;
     // Written on the supervisor's own connection, once in the life of a data directory: before the
     // threads start, the writer may not run yet (with one HTTP thread it runs inside it).
-    const keys = generateVAPIDKeys();
+    // Loaded here only: once keys exist, starting the server never needs the package (docs/memory.md).
+    const keys = (require('web-push') as typeof import('web-push')).generateVAPIDKeys();
     ctx.sqlite.transaction(() => store.ensureVapidKeys(keys.publicKey, keys.privateKey)).immediate();
     log.info('VAPID key pair generated for Web Push');
   },

@@ -36,22 +36,28 @@ export interface BackgroundJob {
    * next tick; after such a run the job waits `everyMs` before it listens again.
    */
   wakeOn?: Int32Array;
+  /**
+   * Jobs that name the same lane run one after another, never at once: periodic upkeep that can
+   * wait a moment then never makes the pool start its second thread (and keep its heap) for itself.
+   */
+  lane?: string;
   /** `final` is true for the run during shutdown, which must leave nothing behind. */
   run(ctx: BackgroundContext, final: boolean): Promise<void> | void;
 }
 
-/** How long the second pool thread stays up with nothing to do. */
-export const POOL_IDLE_TIMEOUT_MS = 10_000;
+/** How long a pool thread stays up with nothing to do. */
+export const POOL_IDLE_TIMEOUT_MS = 30_000;
 
 export function createPool(config: Config, dataDir: string, memory: SharedArrayBuffer): Piscina {
   return new Piscina({
     filename: join(__dirname, '..', 'workers', 'pool-thread.js'),
     workerData: { config, dataDir, memory },
-    // One thread stays up with its stores open (workers/pool-thread.ts), so that a task after a
-    // quiet spell (a post's fan-out) does not run cold; the second (the machine this is built for
-    // has two cores) starts when two tasks are due at once and ends after a quiet spell, so that
-    // its heap is not kept resident for nothing (docs/memory.md).
-    minThreads: 1,
+    // Threads start when there is work and end after a quiet spell, so that at rest no pool heap
+    // stays resident (docs/memory.md). The price is a thread's start (loading the code, opening
+    // the stores) on the first task after the quiet spell: a post's fan-out then reaches followers
+    // that much later; while people are active the thread stays up. Two at most: the machine this
+    // is built for has two cores, and the second starts only when two tasks are due at once.
+    minThreads: 0,
     maxThreads: 2,
     idleTimeout: POOL_IDLE_TIMEOUT_MS,
     resourceLimits: WORKER_RESOURCE_LIMITS,
@@ -76,13 +82,17 @@ const waitAsync = (
 export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): RunningBackground {
   let stopping = false;
   const running = new Map<string, Promise<void>>();
+  /** The last run queued in each lane: the next one starts after it. */
+  const lanes = new Map<string, Promise<void>>();
   const timers: NodeJS.Timeout[] = [];
 
   const runOnce = (job: BackgroundJob, final = false): Promise<void> => {
     const current = running.get(job.name);
     if (current) return current;
+    const before = job.lane ? lanes.get(job.lane) : undefined;
     const p = (async () => {
       try {
+        if (before) await before;
         await job.run(ctx, final);
       } catch (err) {
         log.error('background job failed', { job: job.name, ...errorFields(err) });
@@ -91,6 +101,12 @@ export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): 
       }
     })();
     running.set(job.name, p);
+    if (job.lane) {
+      lanes.set(job.lane, p);
+      void p.then(() => {
+        if (lanes.get(job.lane!) === p) lanes.delete(job.lane!);
+      });
+    }
     return p;
   };
 

@@ -4,18 +4,14 @@
 import type { Capability } from '../capability';
 import type { OutboxConsumer } from '../outbox/consumer';
 import { MIGRATIONS } from './migrations';
-import { fanoutTask, type FanoutResult } from './fanout';
+import type { FanoutResult } from './fanout';
 import { socialRoutes } from './routes';
 import { SocialService } from './service';
 import { AUTHOR_INDEX_POSITION, FANOUT_CONSUMER, SocialStore } from './store';
 import { FOLLOWS_CHANGED, HomeTimelineReader, POST_DELETED } from './timeline';
 import { OUTBOX_SIGNAL } from '../outbox/module';
 import { socialWrites, type SocialWrites } from './writes';
-
-export const SOCIAL_TASKS = {
-  /** Home-timeline fan-out of a range of outbox events. */
-  'social.fanout': fanoutTask,
-};
+import { SOCIAL_TASKS } from './tasks';
 
 /**
  * How long after a task's start the next may start, while events keep coming. A task's cost is

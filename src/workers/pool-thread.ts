@@ -1,18 +1,27 @@
 // The piscina task entry point: one pool for the whole app, one file, tasks dispatched by name
-// from every capability's table (capabilities.ts). Each pool thread opens its own store handles
-// once (from workerData) and keeps them.
+// from the capabilities' tables, each loaded when first needed (task-tables.ts). Each pool thread
+// opens its own store handles once (from workerData) and keeps them.
 import { workerData } from 'node:worker_threads';
 import type { Config } from '../config';
 import { openSqlite } from '../store/sqlite';
 import { openHotStore, tolerateHotStoreCommitFailures } from '../store/lmdb';
 import { setLogLevel } from '../log';
 import { ThreadPubSub } from '../pubsub/port';
-import { allTasks } from '../capabilities';
+import { capabilityOfTask, TASK_TABLES } from './task-tables';
 import type { TaskContext, TaskHandler, TaskRequest } from './context';
 import { ThreadMemoryTable } from '../server/thread-memory';
 
-/** Every capability's tasks, and a round trip through the pool for checks of the pool itself. */
-const TASKS: Record<string, TaskHandler> = { ping: () => 'pong', ...allTasks() };
+/** The tasks loaded so far, and a round trip through the pool for checks of the pool itself. */
+const TASKS = new Map<string, TaskHandler>([['ping', () => 'pong']]);
+
+function handlerOf(task: string): TaskHandler | undefined {
+  if (!TASKS.has(task)) {
+    const capability = capabilityOfTask(task);
+    const table = Object.hasOwn(TASK_TABLES, capability) ? TASK_TABLES[capability]() : {};
+    for (const [name, handler] of Object.entries(table)) TASKS.set(name, handler);
+  }
+  return TASKS.get(task);
+}
 
 tolerateHotStoreCommitFailures();
 
@@ -32,9 +41,8 @@ function context(): TaskContext {
   return ctx;
 }
 
-// Opened as the thread starts (the pool keeps its threads up), not in the first task: a post's
-// first fan-out should not wait for a thread to open its stores. A failure here surfaces again,
-// with its message, in the first task that needs them.
+// Opened as the thread starts, while piscina is still handing it its first task. A failure here
+// surfaces again, with its message, in the first task that needs them.
 try {
   context();
 } catch {
@@ -42,7 +50,7 @@ try {
 }
 
 export default async function runTask(request: TaskRequest): Promise<unknown> {
-  const handler = TASKS[request.task];
+  const handler = handlerOf(String(request.task));
   if (!handler) throw new Error(`unknown task ${String(request.task)}`);
   const c = context();
   // piscina hands a busy worker its next task without returning to the event loop, so lmdb-js
