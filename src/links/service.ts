@@ -3,7 +3,6 @@
 // and unlocking a password link, independent of HTTP: methods take checked input and return domain
 // objects, and routes.ts turns them into replies. The redirect itself lives in redirect.ts and only
 // shares the cache and the click queue.
-import QRCode from 'qrcode';
 import type { Config } from '../config';
 import type { AccountStore, Principal } from '../accounts/store';
 import { dailySeries, DAY_MS, MINUTE_MS } from '../core/clicks';
@@ -435,6 +434,8 @@ export class LinkService {
     const text = this.shortUrl(this.owned(principal, code).code);
     // A quiet zone of 4 modules, as the QR standard asks; `width` scales the symbol to the size.
     const opts = { errorCorrectionLevel: 'M' as const, margin: 4, width: size };
+    // Loaded on the first QR code asked for rather than kept in every thread's heap (docs/memory.md).
+    const QRCode = require('qrcode') as typeof import('qrcode');
     if (format === 'png') return { contentType: 'image/png', body: await QRCode.toBuffer(text, { ...opts, type: 'png' }) };
     return { contentType: 'image/svg+xml', body: await QRCode.toString(text, { ...opts, type: 'svg' }) };
   }

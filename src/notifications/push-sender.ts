@@ -22,7 +22,6 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { generateRequestDetails, getVapidHeaders } from 'web-push';
 import { isPublicAddress } from '../core/public-address';
 import { log } from '../log';
 import type { PushTarget } from './store';
@@ -172,7 +171,7 @@ export class PushSender {
   /** The encrypted body and headers, made on the first try and kept for the others. */
   private prepare(job: Job): void {
     if (job.body) return;
-    const details = generateRequestDetails(
+    const details = webPush().generateRequestDetails(
       { endpoint: job.target.endpoint, keys: { p256dh: job.target.p256dh, auth: job.target.auth } },
       job.payload,
       { TTL: PUSH_TTL_SECONDS, contentEncoding: 'aes128gcm', headers: { Authorization: this.vapidAuthorization(job.url.origin) } },
@@ -187,7 +186,7 @@ export class PushSender {
     if (cached && cached.until > now) return cached.authorization;
     const { subject, publicKey, privateKey } = this.opts.vapid;
     const expiration = Math.floor(now / 1000) + VAPID_EXPIRY_SECONDS;
-    const authorization = getVapidHeaders(audience, subject, publicKey, privateKey, 'aes128gcm', expiration).Authorization;
+    const authorization = webPush().getVapidHeaders(audience, subject, publicKey, privateKey, 'aes128gcm', expiration).Authorization;
     this.vapidHeaders.set(audience, { authorization, until: now + VAPID_REUSE_MS });
     return authorization;
   }
@@ -236,4 +235,12 @@ export function retryAfter(value: string | undefined, now = Date.now()): number 
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
   const at = Date.parse(value);
   return Number.isNaN(at) ? 0 : Math.max(0, at - now);
+}
+
+/**
+ * web-push, loaded when the first message is made: a server nobody subscribed to never needs it,
+ * and a module loaded stays in the heap of the thread for good (docs/memory.md).
+ */
+function webPush(): typeof import('web-push') {
+  return require('web-push') as typeof import('web-push');
 }
