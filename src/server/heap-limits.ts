@@ -1,4 +1,5 @@
-// V8 heap limits of the threads the supervisor starts (HTTP threads, the writer, pool threads).
+// V8 heap limits of the threads the supervisor starts (HTTP threads, the writer, pool threads); the
+// main thread gets the same young generation from its command line (server/node-flags.ts).
 //
 // The young generation is where a busy thread's resident memory goes: V8 grows each thread's
 // semi-spaces up to their maximum under a high allocation rate and keeps them, so every busy

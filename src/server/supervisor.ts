@@ -4,7 +4,8 @@
 import { mkdirSync, accessSync, constants, existsSync, writeFileSync, unlinkSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { EventEmitter } from 'node:events';
+import { MessageChannel, Worker, threadId, type MessagePort } from 'node:worker_threads';
 import { Registry, Gauge } from 'prom-client';
 import type { Config } from '../config';
 import { resolveLogFormat } from '../core/log-line';
@@ -28,6 +29,8 @@ import { CAPABILITIES, allMigrations, signalNames } from '../capabilities';
 import { WriterClient } from '../writer/client';
 import { createPool, startBackground, type BackgroundContext, type BackgroundJob, type RunningBackground } from './background';
 import { Signals } from './signals';
+import { startHttpServer } from './http-server';
+import { missingServeFlags } from './node-flags';
 import type { FromWriter, ThreadData, ToSupervisor, ToThread, ToWriter, WriterData, WriterShared } from './messages';
 
 /** How often the supervisor frees LMDB reader slots left by processes that died holding one. */
@@ -88,8 +91,45 @@ function claimPort(host: string, port: number): Promise<number> {
   });
 }
 
+/** The supervisor's side of an HTTP server: a worker thread, or the server on the main thread. */
+interface HttpEndpoint {
+  readonly threadId: number;
+  postMessage(m: ToThread): void;
+  on(event: 'message', listener: (m: ToSupervisor) => void): unknown;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  on(event: 'exit', listener: (code: number) => void): unknown;
+  terminate(): unknown;
+}
+
+/**
+ * Runs the server's only HTTP server on the main thread: one V8 heap fewer, which is most of what
+ * a thread costs at rest (docs/memory.md). It talks to the supervisor over a channel, as a thread
+ * of its own would; it ends when it closes its end.
+ */
+function httpOnMainThread(data: ThreadData): HttpEndpoint {
+  const { port1, port2 } = new MessageChannel();
+  const events = new EventEmitter();
+  port1.on('message', (m: ToSupervisor) => events.emit('message', m));
+  port1.once('close', () => events.emit('exit', 0));
+  // Started on the next turn, once the supervisor listens to it.
+  setImmediate(() => {
+    try {
+      startHttpServer(data, port2, true);
+    } catch (err) {
+      events.emit('error', err);
+      port1.close();
+    }
+  });
+  return {
+    threadId,
+    postMessage: (m) => port1.postMessage(m),
+    on: (event: string, listener: (...args: any[]) => void) => events.on(event, listener),
+    terminate: () => port1.close(),
+  };
+}
+
 interface ThreadHandle {
-  worker: Worker;
+  worker: HttpEndpoint;
   index: number;
   stopped: boolean;
   exited: Promise<void>;
@@ -135,12 +175,14 @@ export async function serve(opts: ServeOptions): Promise<void> {
   config = { ...config, server: { ...config.server, public_origin: effectivePublicOrigin(config, port) } };
 
   const lease = leaseNodeId(hot);
+  // With one HTTP thread it runs on the main thread (httpOnMainThread), and so does the writer.
+  const httpOnMain = config.server.threads === 1;
   const memoryTable = ThreadMemoryTable.allocate();
-  memoryTable.claim('supervisor');
+  memoryTable.claim(httpOnMain ? 'main' : 'supervisor');
   const pool = createPool(config, dataDir, memoryTable.buffer);
   // The supervisor's own channel to the writer: background jobs write through it too.
   const supervisorChannel = new MessageChannel();
-  // With one HTTP thread the writer runs inside it (server/writer.ts): no hop between threads.
+  // With one HTTP thread the writer runs beside it (writer/writer.ts): no hop between threads.
   const writerInHttpThread = config.server.threads === 1;
   // Raised by the writer once a change that background work waits for is durable.
   const signals = Signals.allocate(signalNames());
@@ -215,7 +257,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     return aggregateMetrics(parts);
   }
 
-  // The writer runs every durable write of the request path (server/writer.ts). On a thread of its
+  // The writer runs every durable write of the request path (writer/writer.ts). On a thread of its
   // own, each HTTP thread gets one end of its own channel to it.
   const writerPorts: MessagePort[] = [];
   let writer: { worker: Worker; exited: Promise<void> } | undefined;
@@ -258,7 +300,9 @@ export async function serve(opts: ServeOptions): Promise<void> {
       ? { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, memory: memoryTable.buffer, writer: { ports: [supervisorChannel.port2], ...writerShared } }
       : { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, memory: memoryTable.buffer, writerPort: writerPorts[index] };
     const transferList = writerInHttpThread ? [supervisorChannel.port2] : [writerPorts[index]];
-    const worker = new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList, resourceLimits: WORKER_RESOURCE_LIMITS });
+    const worker: HttpEndpoint = httpOnMain
+      ? httpOnMainThread(workerData)
+      : new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList, resourceLimits: WORKER_RESOURCE_LIMITS });
     let resolveExit!: () => void;
     let resolveHttpStopped!: () => void;
     const handle: ThreadHandle = {
@@ -395,5 +439,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   background = startBackground([...CAPABILITIES.flatMap((c) => c.jobs?.(bgContext) ?? []), staleReaders], bgContext);
   const url = `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${port}`;
   registerServer(hot, { pid: process.pid, version: VERSION, startedAt: new Date().toISOString(), host: config.server.host, port, publicOrigin: config.server.public_origin, threads: threads.length });
+  const missing = missingServeFlags();
+  if (missing.length > 0) log.info('started without the Node.js flags perch serve is meant to run with: it uses more memory (docs/memory.md)', { missing: missing.join(' ') });
   log.notice('listening', { host: config.server.host, port, threads: threads.length, data: dataDir, url, public_origin: config.server.public_origin, version: VERSION });
 }

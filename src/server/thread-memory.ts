@@ -7,7 +7,8 @@
 import { getHeapStatistics } from 'node:v8';
 import { threadId } from 'node:worker_threads';
 
-export const THREAD_KINDS = ['supervisor', 'http', 'writer', 'pool'] as const;
+/** 'main': the supervisor with the server's only HTTP server (and its writer) on the main thread. */
+export const THREAD_KINDS = ['supervisor', 'http', 'writer', 'pool', 'main'] as const;
 export type ThreadKind = (typeof THREAD_KINDS)[number];
 
 /** Slots in the table: more than the threads a server runs (HTTP threads are capped well below). */

@@ -9,9 +9,9 @@
 // counter raised once a sync made some change durable, such as new outbox events, so that
 // background work waiting on it starts at once).
 //
-// It runs on a thread of its own when the server has several HTTP threads (thread.ts), and inside
-// the HTTP thread when there is only one (server/http-thread.ts): a hop between threads costs a
-// wake-up each way, which on a small machine is a large part of a write's cost.
+// It runs on a thread of its own when the server has several HTTP threads (thread.ts), and beside
+// the HTTP server when there is only one (server/http-server.ts, on the main thread): a hop between
+// threads costs a wake-up each way, which on a small machine is a large part of a write's cost.
 import type { MessagePort } from 'node:worker_threads';
 import { log, errorFields } from '../log';
 import { openSqlite, walPath, type Sqlite } from '../store/sqlite';

@@ -4,6 +4,7 @@ import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SERVE_NODE_FLAGS } from '../../src/server/node-flags';
 
 export const ROOT = join(__dirname, '..', '..', '..');
 export const PERCH = join(ROOT, 'bin', 'perch');
@@ -171,7 +172,9 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     writeFileSync(file, JSON.stringify(opts.config));
     args.push('--config', file);
   }
-  const command = opts.launcher ? [...opts.launcher, process.execPath, ...args] : [process.execPath, ...args];
+  // As `npm start` and the service units start it (server/node-flags.ts).
+  const node = [process.execPath, ...SERVE_NODE_FLAGS];
+  const command = opts.launcher ? [...opts.launcher, ...node, ...args] : [...node, ...args];
   const proc = spawn(command[0], command.slice(1), { env: { ...cleanEnv(), ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(proc);
   proc.once('exit', () => running.delete(proc));
