@@ -71,14 +71,13 @@ export function seedAuthorsWithFollowers(db: Sqlite, authors: number, followersE
 }
 
 /** `n` active links of a new user, all to example.com; returns their codes. */
-export function seedLinks(db: Sqlite, n: number): string[] {
+export function seedLinks(db: Sqlite, n: number, createdMs = Date.now()): string[] {
   const store = new LinkStore(db);
-  const now = Date.now();
   const [owner] = seedUsers(db, 'linkowner', 1, false);
   const codes = store.issueCodes(generateCodes(n, 7));
   db.transaction(() => {
     codes.forEach((code, i) =>
-      store.insert({ code, id: ids.next(), ownerId: owner.userId, url: `https://example.com/landing/${i}?utm_source=bench`, domain: 'example.com', createdMs: now, expiresMs: null }),
+      store.insert({ code, id: ids.next(), ownerId: owner.userId, url: `https://example.com/landing/${i}?utm_source=bench`, domain: 'example.com', createdMs, expiresMs: null }),
     );
   })();
   return codes;
