@@ -38,7 +38,7 @@ export function memoryMetrics(registry: Registry, opts: MemoryMetricsOptions): v
         for (const h of opts.table.read()) this.set({ kind: h.kind, thread: String(h.threadId) }, h[field]);
       },
     });
-  heaps('perch_thread_heap_used_bytes', 'V8 heap in use, per thread (kind: supervisor, http, writer, pool; thread: its thread id). An HTTP thread that runs the writer counts both.', 'heapUsedBytes');
+  heaps('perch_thread_heap_used_bytes', 'V8 heap in use, per thread (kind: main, supervisor, http, writer, pool; thread: its thread id). A thread that runs the writer counts both; main is the main thread when it also serves HTTP.', 'heapUsedBytes');
   heaps('perch_thread_heap_total_bytes', 'V8 heap reserved, per thread.', 'heapTotalBytes');
   heaps('perch_thread_external_bytes', 'Memory outside the V8 heap held by its objects (Buffers, ArrayBuffers), per thread.', 'externalBytes');
 
