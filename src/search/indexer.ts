@@ -8,7 +8,6 @@
 // with the rejected request, after the wait. Nothing is dropped, and a pool thread never sleeps
 // through a wait. Partitions split posts by id (core/partition.ts), so all the events of one post
 // go through one partition, in order.
-import { partitionOf } from '../core/partition';
 import type { OutboxRange } from '../outbox/consumer';
 import type { SharedBudget } from './budget';
 import type { IndexOp, SearchEngine } from './engine';
@@ -43,8 +42,7 @@ interface Pending {
 /** The writes of one partition for the post events in a range, in order. */
 export function partitionWrites(source: IndexSourceStore, range: OutboxRange, partition: number, partitions: number): Pending[] {
   const out: Pending[] = [];
-  for (const [seq, type, id, text] of source.postEvents(range.after, range.upTo)) {
-    if (partitionOf(id, partitions) !== partition) continue;
+  for (const [seq, type, id, text] of source.postEvents(range.after, range.upTo, partition, partitions)) {
     if (type === 'post_deleted') out.push({ seq: Number(seq), op: { op: 'delete', id: id.toString() } });
     // A post deleted since it was created is not indexed (its post_deleted event follows).
     else if (text !== null) out.push({ seq: Number(seq), op: { op: 'index', id: id.toString(), text } });

@@ -6,6 +6,7 @@ import Database, { type Statement } from 'better-sqlite3';
 import { join } from 'node:path';
 import type { Sqlite } from '../store/sqlite';
 import type { DecayedCount } from '../core/decay';
+import { partitionSql } from '../core/partition';
 import { INDEX_SCHEMA } from './migrations';
 
 export function searchDbPath(dataDir: string): string {
@@ -165,20 +166,26 @@ export class IndexSourceStore {
   private readonly livePostsStmt: Statement;
 
   constructor(db: Sqlite) {
+    // The partition is chosen here, not by the caller after reading: each partition then reads
+    // (and looks up the post text of) only its own events, instead of every partition all of them.
     this.eventsStmt = db
       .prepare(
         `SELECT e.seq, e.type, CAST(e.post_id AS INTEGER), CASE WHEN p.deleted_at IS NULL THEN p.text END
          FROM events e LEFT JOIN posts p ON p.id = CAST(e.post_id AS INTEGER)
-         WHERE e.seq > ? AND e.seq <= ? AND e.type IN ('post_created', 'post_deleted') ORDER BY e.seq`,
+         WHERE e.seq > ? AND e.seq <= ? AND e.type IN ('post_created', 'post_deleted')
+           AND ${partitionSql('CAST(e.post_id AS INTEGER)')} ORDER BY e.seq`,
       )
       .raw()
       .safeIntegers(true);
     this.livePostsStmt = db.prepare('SELECT id, text FROM posts WHERE deleted_at IS NULL').raw().safeIntegers(true);
   }
 
-  /** The post events in (after, upTo], in order, each with the post's text unless it is deleted. */
-  postEvents(after: number, upTo: number): PostEventRow[] {
-    return this.eventsStmt.all(after, upTo) as PostEventRow[];
+  /**
+   * The post events in (after, upTo] of the posts in `partition` of `partitions` (core/partition.ts),
+   * in order, each with the post's text unless it is deleted.
+   */
+  postEvents(after: number, upTo: number, partition = 0, partitions = 1): PostEventRow[] {
+    return this.eventsStmt.all(after, upTo, partitions, partition) as PostEventRow[];
   }
 
   /** Every live post, [id, text], read in one snapshot. */
