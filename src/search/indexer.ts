@@ -39,10 +39,13 @@ interface Pending {
   op: IndexOp;
 }
 
-/** The writes of one partition for the post events in a range, in order. */
-export function partitionWrites(source: IndexSourceStore, range: OutboxRange, partition: number, partitions: number): Pending[] {
+/**
+ * The writes of one partition for the first `limit` of its post events in a range, in order (a
+ * post created and deleted since counts as one event: its creation is skipped).
+ */
+export function partitionWrites(source: IndexSourceStore, range: OutboxRange, partition: number, partitions: number, limit = -1): Pending[] {
   const out: Pending[] = [];
-  for (const [seq, type, id, text] of source.postEvents(range.after, range.upTo, partition, partitions)) {
+  for (const [seq, type, id, text] of source.postEvents(range.after, range.upTo, partition, partitions, limit)) {
     if (type === 'post_deleted') out.push({ seq: Number(seq), op: { op: 'delete', id: id.toString() } });
     // A post deleted since it was created is not indexed (its post_deleted event follows).
     else if (text !== null) out.push({ seq: Number(seq), op: { op: 'index', id: id.toString(), text } });
@@ -52,7 +55,6 @@ export function partitionWrites(source: IndexSourceStore, range: OutboxRange, pa
 
 export async function indexRange(deps: IndexDeps, range: OutboxRange, partition: number, partitions = INDEX_PARTITIONS): Promise<IndexResult> {
   const started = performance.now();
-  const pending = partitionWrites(deps.source, range, partition, partitions);
   let writes = 0;
   let bulks = 0;
   const result = (upTo: number, waitMs: number, rejected: boolean): IndexResult => ({
@@ -63,19 +65,30 @@ export async function indexRange(deps: IndexDeps, range: OutboxRange, partition:
     waitMs: Math.max(0, Math.ceil(waitMs)),
     elapsedMs: performance.now() - started,
   });
-  let i = 0;
-  while (i < pending.length) {
+  // The range is read a bulk request at a time, never further than the budget lets the task
+  // send: a task that must stop for the schedule leaves the rest unread, and the next task
+  // (which starts there) reads it once.
+  let done = range.after;
+  let batch = deps.budget.read().batch;
+  for (;;) {
+    const due = deps.budget.dueInMs();
+    if (due > 0) return result(done, due, false);
+    const read = partitionWrites(deps.source, { after: done, upTo: range.upTo }, partition, partitions, batch);
+    // Fewer than asked for: nothing of this partition's is left in the range after them.
+    const rest = read.length < batch ? range.upTo : read[read.length - 1].seq;
+    if (read.length === 0) return result(rest, 0, false);
     const slot = deps.budget.take();
-    if (!slot.ok) return result(pending[i].seq - 1, slot.waitMs, false);
-    const bulk = pending.slice(i, i + slot.budget.batch);
+    if (!slot.ok) return result(done, slot.waitMs, false);
+    const bulk = read.length > slot.budget.batch ? read.slice(0, slot.budget.batch) : read;
     const answer = await deps.engine.bulk(bulk.map((p) => p.op));
     const after = deps.budget.record(answer, bulk.length);
     bulks++;
     // Rejected: everything before this request is done; the request itself goes again after a
     // back-off of one interval at the reduced rate.
-    if (!answer.accepted) return result(pending[i].seq - 1, 1000 / after.rate, true);
+    if (!answer.accepted) return result(done, 1000 / after.rate, true);
     writes += bulk.length;
-    i += bulk.length;
+    done = bulk === read ? rest : bulk[bulk.length - 1].seq;
+    if (done >= range.upTo) return result(range.upTo, 0, false);
+    batch = after.batch;
   }
-  return result(range.upTo, 0, false);
 }

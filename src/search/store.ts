@@ -173,7 +173,7 @@ export class IndexSourceStore {
         `SELECT e.seq, e.type, CAST(e.post_id AS INTEGER), CASE WHEN p.deleted_at IS NULL THEN p.text END
          FROM events e LEFT JOIN posts p ON p.id = CAST(e.post_id AS INTEGER)
          WHERE e.seq > ? AND e.seq <= ? AND e.type IN ('post_created', 'post_deleted')
-           AND ${partitionSql('CAST(e.post_id AS INTEGER)')} ORDER BY e.seq`,
+           AND ${partitionSql('CAST(e.post_id AS INTEGER)')} ORDER BY e.seq LIMIT ?`,
       )
       .raw()
       .safeIntegers(true);
@@ -181,11 +181,11 @@ export class IndexSourceStore {
   }
 
   /**
-   * The post events in (after, upTo] of the posts in `partition` of `partitions` (core/partition.ts),
-   * in order, each with the post's text unless it is deleted.
+   * The first `limit` post events in (after, upTo] of the posts in `partition` of `partitions`
+   * (core/partition.ts), in order, each with the post's text unless it is deleted.
    */
-  postEvents(after: number, upTo: number, partition = 0, partitions = 1): PostEventRow[] {
-    return this.eventsStmt.all(after, upTo, partitions, partition) as PostEventRow[];
+  postEvents(after: number, upTo: number, partition = 0, partitions = 1, limit = -1): PostEventRow[] {
+    return this.eventsStmt.all(after, upTo, partitions, partition, limit) as PostEventRow[];
   }
 
   /** Every live post, [id, text], read in one snapshot. */
