@@ -1,5 +1,6 @@
 // The indexing partitions below the dispatcher: which events a partition reads, that a task
-// reads no further than the budget lets it send, and how long the next task waits.
+// reads no further than the budget lets it send, how long the next task waits, and that applying
+// leaves the engine's connection synced as it was.
 import t from 'tap';
 import { partitionOf } from '../../src/core/partition';
 import { BUDGET_LIMITS } from '../../src/core/write-budget';
@@ -78,4 +79,13 @@ t.test('the gap before the next task', async (t) => {
   t.equal(indexGapMs(task(1000)), 1000, 'a heavy task that got through its range: the heavy gap');
   t.equal(indexGapMs(task(5000, { waitMs: 40 })), 52, 'stopped by the schedule: its wait, however heavy');
   t.equal(indexGapMs(task(0, { rejected: true, waitMs: 100 })), 112, 'rejected: the back-off');
+});
+
+t.test('applying leaves the connection syncing as it did', async (t) => {
+  const f = await searchFixture(t);
+  await f.engine.bulk([{ op: 'index', id: '5', text: 'synced again' }]);
+  t.equal(f.engine.store.db.pragma('synchronous', { simple: true }), 2, 'FULL before');
+  t.equal(f.engine.applyQueued(1000), 1);
+  t.equal(f.engine.store.db.pragma('synchronous', { simple: true }), 2, 'FULL after');
+  t.same(f.engine.store.recent('"synced"', 1n << 62n, 10), [5n]);
 });
