@@ -26,32 +26,15 @@ export function indexConsumerName(partition: number): string {
   return `search_index_${partition}_of_${INDEX_PARTITIONS}`;
 }
 
-/**
- * A task that sent this many writes or more says posts are coming fast: the next starts no sooner
- * than HEAVY_GAP_MS after it, so that a heavy post load is indexed in a few large tasks a second,
- * not many small ones, leaving the cores to the requests in between. Well within the 5 s the
- * contract gives a post to become searchable; a post made while indexing is idle goes at once.
- */
-const HEAVY_TASK_WRITES = 1000;
-const HEAVY_GAP_MS = 1000;
-
-export function indexGapMs(last: IndexResult | undefined): number {
-  if (!last) return 0;
-  if (last.waitMs > 0 || last.rejected) return last.elapsedMs + last.waitMs;
-  return last.writes >= HEAVY_TASK_WRITES ? HEAVY_GAP_MS : 0;
-}
-
 export const INDEX_CONSUMERS: ReadonlyArray<OutboxConsumer<IndexResult>> = Array.from({ length: INDEX_PARTITIONS }, (_, p) => ({
   name: indexConsumerName(p),
   tasks: SEARCH_TASKS,
   task: indexTaskName(p),
-  // Events of every partition count here: a heavy load's second of posts in one or two tasks.
-  batch: 20_000,
+  batch: 2000,
   // Woken when new events are durable (the outbox signal); the tick only catches up after a wait.
   everyMs: 50,
-  // The next task waits for the budget's schedule, or for the back-off after a rejection; after
-  // a heavy task that got through its range, for the heavy gap.
-  gapMs: indexGapMs,
+  // The next task waits for the budget's schedule, or for the back-off after a rejection.
+  gapMs: (last) => (last ? last.elapsedMs + last.waitMs : 0),
   // The position moves only past what the engine accepted.
   doneUpTo: (result) => result.upTo,
 }));

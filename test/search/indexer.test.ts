@@ -1,12 +1,11 @@
 // The indexing partitions below the dispatcher: which events a partition reads, that a task
-// reads no further than the budget lets it send, how long the next task waits, and that applying
-// leaves the engine's connection synced as it was.
+// reads no further than the budget lets it send, and that applying leaves the engine's
+// connection synced as it was.
 import t from 'tap';
 import { partitionOf } from '../../src/core/partition';
 import { BUDGET_LIMITS } from '../../src/core/write-budget';
 import { SharedBudget, initialBudgetRecord } from '../../src/search/budget';
-import { indexRange, type IndexResult } from '../../src/search/indexer';
-import { indexGapMs } from '../../src/search/module';
+import { indexRange } from '../../src/search/indexer';
 import { IndexSourceStore } from '../../src/search/store';
 import { ftsMatchExpression } from '../../src/core/search-query';
 import { ALICE, searchFixture } from './helpers';
@@ -70,15 +69,6 @@ t.test('a task stopped by the schedule has read only what it sent; the next goes
   t.equal(source.rows, 100, 'every event read once in all');
   t.equal(engine.applyQueued(10_000), 100);
   t.equal(engine.store.recent(ftsMatchExpression(['scheduled'])!, 1n << 62n, 1000).length, 100);
-});
-
-t.test('the gap before the next task', async (t) => {
-  const task = (writes: number, more: Partial<IndexResult> = {}): IndexResult => ({ upTo: 1, writes, bulks: 1, rejected: false, waitMs: 0, elapsedMs: 12, ...more });
-  t.equal(indexGapMs(undefined), 0, 'none before the first');
-  t.equal(indexGapMs(task(3)), 0, 'a light task: the next may start at once');
-  t.equal(indexGapMs(task(1000)), 1000, 'a heavy task that got through its range: the heavy gap');
-  t.equal(indexGapMs(task(5000, { waitMs: 40 })), 52, 'stopped by the schedule: its wait, however heavy');
-  t.equal(indexGapMs(task(0, { rejected: true, waitMs: 100 })), 112, 'rejected: the back-off');
 });
 
 t.test('applying leaves the connection syncing as it did', async (t) => {
