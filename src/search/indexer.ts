@@ -13,8 +13,14 @@ import type { SharedBudget } from './budget';
 import type { IndexOp, SearchEngine } from './engine';
 import type { IndexSourceStore } from './store';
 
-/** Indexing partitions: as many as the pool has threads, so that two can run at once. */
-export const INDEX_PARTITIONS = 2;
+/**
+ * Indexing partitions: one. Two (one per pool thread) let indexing take both of the machine's
+ * cores at once, and a pool thread that keeps a core busy delays the HTTP thread's wake-ups, which
+ * costs the request path more than the CPU it takes (docs/search.md). One thread indexes many
+ * times the post rate a server reaches, and the budget's schedule spaces the bulk requests of
+ * every partition anyway. The code keeps the partitions, so a larger machine can have more.
+ */
+export const INDEX_PARTITIONS = 1;
 
 export interface IndexResult {
   /** The last event processed: the range's end, or just before the first write not accepted. */
