@@ -45,18 +45,27 @@ interface Pending {
   op: IndexOp;
 }
 
+/** What a partition read of a range: its writes, and how many events they came from, up to which. */
+export interface PartitionRead {
+  writes: Pending[];
+  events: number;
+  lastSeq: number;
+}
+
 /**
- * The writes of one partition for the first `limit` of its post events in a range, in order (a
- * post created and deleted since counts as one event: its creation is skipped).
+ * The writes of one partition for the first `limit` of its post events in a range, in order. A
+ * post deleted since it was created has no write for its creation, so there may be fewer writes
+ * than events.
  */
-export function partitionWrites(source: IndexSourceStore, range: OutboxRange, partition: number, partitions: number, limit = -1): Pending[] {
-  const out: Pending[] = [];
-  for (const [seq, type, id, text] of source.postEvents(range.after, range.upTo, partition, partitions, limit)) {
-    if (type === 'post_deleted') out.push({ seq: Number(seq), op: { op: 'delete', id: id.toString() } });
+export function partitionWrites(source: IndexSourceStore, range: OutboxRange, partition: number, partitions: number, limit = -1): PartitionRead {
+  const writes: Pending[] = [];
+  const rows = source.postEvents(range.after, range.upTo, partition, partitions, limit);
+  for (const [seq, type, id, text] of rows) {
+    if (type === 'post_deleted') writes.push({ seq: Number(seq), op: { op: 'delete', id: id.toString() } });
     // A post deleted since it was created is not indexed (its post_deleted event follows).
-    else if (text !== null) out.push({ seq: Number(seq), op: { op: 'index', id: id.toString(), text } });
+    else if (text !== null) writes.push({ seq: Number(seq), op: { op: 'index', id: id.toString(), text } });
   }
-  return out;
+  return { writes, events: rows.length, lastSeq: rows.length > 0 ? Number(rows[rows.length - 1][0]) : range.after };
 }
 
 export async function indexRange(deps: IndexDeps, range: OutboxRange, partition: number, partitions = INDEX_PARTITIONS): Promise<IndexResult> {
@@ -80,12 +89,17 @@ export async function indexRange(deps: IndexDeps, range: OutboxRange, partition:
     const due = deps.budget.dueInMs();
     if (due > 0) return result(done, due, false);
     const read = partitionWrites(deps.source, { after: done, upTo: range.upTo }, partition, partitions, batch);
-    // Fewer than asked for: nothing of this partition's is left in the range after them.
-    const rest = read.length < batch ? range.upTo : read[read.length - 1].seq;
-    if (read.length === 0) return result(rest, 0, false);
+    // Fewer events than asked for: nothing of this partition's is left in the range after them.
+    const readUpTo = read.events < batch ? range.upTo : read.lastSeq;
+    if (read.writes.length === 0) {
+      // Only creations of posts deleted since (or nothing): done with them, no request needed.
+      done = readUpTo;
+      if (done >= range.upTo) return result(range.upTo, 0, false);
+      continue;
+    }
     const slot = deps.budget.take();
     if (!slot.ok) return result(done, slot.waitMs, false);
-    const bulk = read.length > slot.budget.batch ? read.slice(0, slot.budget.batch) : read;
+    const bulk = read.writes.length > slot.budget.batch ? read.writes.slice(0, slot.budget.batch) : read.writes;
     const answer = await deps.engine.bulk(bulk.map((p) => p.op));
     const after = deps.budget.record(answer, bulk.length);
     bulks++;
@@ -93,7 +107,7 @@ export async function indexRange(deps: IndexDeps, range: OutboxRange, partition:
     // back-off of one interval at the reduced rate.
     if (!answer.accepted) return result(done, 1000 / after.rate, true);
     writes += bulk.length;
-    done = bulk === read ? rest : bulk[bulk.length - 1].seq;
+    done = bulk === read.writes ? readUpTo : bulk[bulk.length - 1].seq;
     if (done >= range.upTo) return result(range.upTo, 0, false);
     batch = after.batch;
   }

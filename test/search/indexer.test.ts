@@ -8,6 +8,7 @@ import { SharedBudget, initialBudgetRecord } from '../../src/search/budget';
 import { indexRange } from '../../src/search/indexer';
 import { IndexSourceStore } from '../../src/search/store';
 import { ftsMatchExpression } from '../../src/core/search-query';
+import { outboxOf } from '../../src/outbox/store';
 import { ALICE, searchFixture } from './helpers';
 
 /** Counts the events read through it. */
@@ -69,6 +70,25 @@ t.test('a task stopped by the schedule has read only what it sent; the next goes
   t.equal(source.rows, 100, 'every event read once in all');
   t.equal(engine.applyQueued(10_000), 100);
   t.equal(engine.store.recent(ftsMatchExpression(['scheduled'])!, 1n << 62n, 1000).length, 100);
+});
+
+t.test('posts deleted since their creation take no write, and nothing after them is skipped', async (t) => {
+  const f = await searchFixture(t);
+  const ids = f.post(ALICE, Array.from({ length: 10 }, (_, i) => `kept post ${i}`), 9100n);
+  f.remove(ALICE, ids[1]);
+  f.remove(ALICE, ids[2]);
+  f.remove(ALICE, ids[5]);
+  const budget = new SharedBudget(f.hot, { ...BUDGET_LIMITS, burstMs: 1e12 });
+  // Four events a read: the first read has two creations of deleted posts among its four.
+  budget.reset({ ...initialBudgetRecord(), batch: 4 });
+  const source = new CountingSource(f.db);
+  const newest = outboxOf(f.db).newest();
+  const r = await indexRange({ source, engine: f.engine, budget }, { after: 0, upTo: newest }, 0, 1);
+  t.same([r.upTo, r.writes, r.rejected], [newest, 10, false], 'seven index writes and three deletes');
+  t.equal(source.rows, 13, 'every event read once');
+  t.equal(f.engine.applyQueued(10_000), 10);
+  const found = f.engine.store.recent(ftsMatchExpression(['kept'])!, 1n << 62n, 100).map(String);
+  t.same(found, ids.filter((_, i) => ![1, 2, 5].includes(i)).reverse(), 'every live post, none of the deleted');
 });
 
 t.test('applying leaves the connection syncing as it did', async (t) => {
