@@ -2,8 +2,16 @@
 // per-millisecond sequence, mostly 0 under light load, so the id is reduced modulo a prime first:
 // that mixes the millisecond bits in and spreads posts evenly. Pure.
 
-const MIX = 1_000_003n;
+export const PARTITION_MIX = 1_000_003n;
 
 export function partitionOf(id: bigint, partitions: number): number {
-  return Number(id % MIX) % partitions;
+  return Number(id % PARTITION_MIX) % partitions;
+}
+
+/**
+ * The same partition as `partitionOf`, as an SQL condition on an integer column (ids are positive,
+ * so SQLite's % agrees with BigInt's); two parameters: the partition count, then the partition.
+ */
+export function partitionSql(column: string): string {
+  return `(${column} % ${PARTITION_MIX}) % ? = ?`;
 }

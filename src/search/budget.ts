@@ -37,6 +37,17 @@ export class SharedBudget {
     return this.db.get(KEY) ?? initialBudgetRecord();
   }
 
+  /**
+   * How long until the schedule's next slot is due at `nowMs` (0: now), read without taking it: a
+   * partition looks before it reads the writes it would send, so that it reads nothing it then
+   * may not send. Another partition may still take the slot first; `take` decides.
+   */
+  dueInMs(nowMs = Date.now()): number {
+    const r = this.read();
+    const slot = takeSlot(r.nextMs, nowMs, r.rate, this.limits.burstMs);
+    return slot.ok ? 0 : slot.waitMs;
+  }
+
   /** Takes the schedule's next slot for one bulk request at `nowMs`, or says how long to wait. */
   take(nowMs = Date.now()): { ok: true; budget: WriteBudget } | { ok: false; waitMs: number } {
     const db = this.db;

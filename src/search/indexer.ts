@@ -8,14 +8,19 @@
 // with the rejected request, after the wait. Nothing is dropped, and a pool thread never sleeps
 // through a wait. Partitions split posts by id (core/partition.ts), so all the events of one post
 // go through one partition, in order.
-import { partitionOf } from '../core/partition';
 import type { OutboxRange } from '../outbox/consumer';
 import type { SharedBudget } from './budget';
 import type { IndexOp, SearchEngine } from './engine';
 import type { IndexSourceStore } from './store';
 
-/** Indexing partitions: as many as the pool has threads, so that two can run at once. */
-export const INDEX_PARTITIONS = 2;
+/**
+ * Indexing partitions: one. Two (one per pool thread) let indexing take both of the machine's
+ * cores at once, and a pool thread that keeps a core busy delays the HTTP thread's wake-ups, which
+ * costs the request path more than the CPU it takes (docs/search.md). One thread indexes many
+ * times the post rate a server reaches, and the budget's schedule spaces the bulk requests of
+ * every partition anyway. The code keeps the partitions, so a larger machine can have more.
+ */
+export const INDEX_PARTITIONS = 1;
 
 export interface IndexResult {
   /** The last event processed: the range's end, or just before the first write not accepted. */
@@ -40,21 +45,31 @@ interface Pending {
   op: IndexOp;
 }
 
-/** The writes of one partition for the post events in a range, in order. */
-export function partitionWrites(source: IndexSourceStore, range: OutboxRange, partition: number, partitions: number): Pending[] {
-  const out: Pending[] = [];
-  for (const [seq, type, id, text] of source.postEvents(range.after, range.upTo)) {
-    if (partitionOf(id, partitions) !== partition) continue;
-    if (type === 'post_deleted') out.push({ seq: Number(seq), op: { op: 'delete', id: id.toString() } });
+/** What a partition read of a range: its writes, and how many events they came from, up to which. */
+export interface PartitionRead {
+  writes: Pending[];
+  events: number;
+  lastSeq: number;
+}
+
+/**
+ * The writes of one partition for the first `limit` of its post events in a range, in order. A
+ * post deleted since it was created has no write for its creation, so there may be fewer writes
+ * than events.
+ */
+export function partitionWrites(source: IndexSourceStore, range: OutboxRange, partition: number, partitions: number, limit = -1): PartitionRead {
+  const writes: Pending[] = [];
+  const rows = source.postEvents(range.after, range.upTo, partition, partitions, limit);
+  for (const [seq, type, id, text] of rows) {
+    if (type === 'post_deleted') writes.push({ seq: Number(seq), op: { op: 'delete', id: id.toString() } });
     // A post deleted since it was created is not indexed (its post_deleted event follows).
-    else if (text !== null) out.push({ seq: Number(seq), op: { op: 'index', id: id.toString(), text } });
+    else if (text !== null) writes.push({ seq: Number(seq), op: { op: 'index', id: id.toString(), text } });
   }
-  return out;
+  return { writes, events: rows.length, lastSeq: rows.length > 0 ? Number(rows[rows.length - 1][0]) : range.after };
 }
 
 export async function indexRange(deps: IndexDeps, range: OutboxRange, partition: number, partitions = INDEX_PARTITIONS): Promise<IndexResult> {
   const started = performance.now();
-  const pending = partitionWrites(deps.source, range, partition, partitions);
   let writes = 0;
   let bulks = 0;
   const result = (upTo: number, waitMs: number, rejected: boolean): IndexResult => ({
@@ -65,19 +80,35 @@ export async function indexRange(deps: IndexDeps, range: OutboxRange, partition:
     waitMs: Math.max(0, Math.ceil(waitMs)),
     elapsedMs: performance.now() - started,
   });
-  let i = 0;
-  while (i < pending.length) {
+  // The range is read a bulk request at a time, never further than the budget lets the task
+  // send: a task that must stop for the schedule leaves the rest unread, and the next task
+  // (which starts there) reads it once.
+  let done = range.after;
+  let batch = deps.budget.read().batch;
+  for (;;) {
+    const due = deps.budget.dueInMs();
+    if (due > 0) return result(done, due, false);
+    const read = partitionWrites(deps.source, { after: done, upTo: range.upTo }, partition, partitions, batch);
+    // Fewer events than asked for: nothing of this partition's is left in the range after them.
+    const readUpTo = read.events < batch ? range.upTo : read.lastSeq;
+    if (read.writes.length === 0) {
+      // Only creations of posts deleted since (or nothing): done with them, no request needed.
+      done = readUpTo;
+      if (done >= range.upTo) return result(range.upTo, 0, false);
+      continue;
+    }
     const slot = deps.budget.take();
-    if (!slot.ok) return result(pending[i].seq - 1, slot.waitMs, false);
-    const bulk = pending.slice(i, i + slot.budget.batch);
+    if (!slot.ok) return result(done, slot.waitMs, false);
+    const bulk = read.writes.length > slot.budget.batch ? read.writes.slice(0, slot.budget.batch) : read.writes;
     const answer = await deps.engine.bulk(bulk.map((p) => p.op));
     const after = deps.budget.record(answer, bulk.length);
     bulks++;
     // Rejected: everything before this request is done; the request itself goes again after a
     // back-off of one interval at the reduced rate.
-    if (!answer.accepted) return result(pending[i].seq - 1, 1000 / after.rate, true);
+    if (!answer.accepted) return result(done, 1000 / after.rate, true);
     writes += bulk.length;
-    i += bulk.length;
+    done = bulk === read.writes ? readUpTo : bulk[bulk.length - 1].seq;
+    if (done >= range.upTo) return result(range.upTo, 0, false);
+    batch = after.batch;
   }
-  return result(range.upTo, 0, false);
 }

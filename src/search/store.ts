@@ -6,6 +6,7 @@ import Database, { type Statement } from 'better-sqlite3';
 import { join } from 'node:path';
 import type { Sqlite } from '../store/sqlite';
 import type { DecayedCount } from '../core/decay';
+import { partitionSql } from '../core/partition';
 import { INDEX_SCHEMA } from './migrations';
 
 export function searchDbPath(dataDir: string): string {
@@ -45,22 +46,21 @@ export function openSearchDb(dataDir: string, opts: SearchDbOptions = {}): Sqlit
   return db;
 }
 
-/** A queued write: index a post's text (`text` set) or remove it (`text` null). */
-export interface QueuedOp {
-  seq: number;
-  postId: bigint;
-  text: string | null;
-}
+/** Queued writes appended per statement: a statement call and its bindings per row cost more than the row. */
+const ENQUEUE_ROWS_PER_STATEMENT = 64;
 
 /** The engine's database: the index, the write queue and meta data. */
 export class SearchIndexStore {
   private readonly s: {
     depth: Statement;
+    head: Statement;
     enqueue: Statement;
-    queued: Statement;
+    enqueueMany: Statement;
+    deletesIn: Statement;
+    indexRun: Statement;
+    deleteRun: Statement;
     dequeue: Statement;
     upsert: Statement;
-    remove: Statement;
     recent: Statement;
     relevant: Statement;
     documents: Statement;
@@ -75,11 +75,17 @@ export class SearchIndexStore {
       // Rows leave the queue only from its head, and sequence numbers are never reused: the queue
       // is the contiguous range MIN..MAX, two lookups in the rowid tree whatever its length.
       depth: db.prepare('SELECT COALESCE(MAX(seq) - MIN(seq) + 1, 0) FROM write_queue').pluck(),
+      head: db.prepare('SELECT MIN(seq), MAX(seq) FROM write_queue').raw(),
       enqueue: db.prepare('INSERT INTO write_queue (post_id, text) VALUES (?, ?)'),
-      queued: db.prepare('SELECT seq, post_id, text FROM write_queue ORDER BY seq LIMIT ?').raw().safeIntegers(true),
+      enqueueMany: db.prepare(`INSERT INTO write_queue (post_id, text) VALUES ${Array(ENQUEUE_ROWS_PER_STATEMENT).fill('(?, ?)').join(', ')}`),
+      // Applying runs in SQL, a run of writes per statement: the texts go from the queue to the
+      // index without becoming JavaScript strings on the way. Deletes are few; the writes between
+      // two of them are one run of index writes, applied in queue order.
+      deletesIn: db.prepare('SELECT seq FROM write_queue WHERE seq BETWEEN ? AND ? AND text IS NULL ORDER BY seq').pluck(),
+      indexRun: db.prepare('INSERT OR REPLACE INTO posts_fts (rowid, text) SELECT post_id, text FROM write_queue WHERE seq BETWEEN ? AND ? ORDER BY seq'),
+      deleteRun: db.prepare('DELETE FROM posts_fts WHERE rowid IN (SELECT post_id FROM write_queue WHERE seq BETWEEN ? AND ?)'),
       dequeue: db.prepare('DELETE FROM write_queue WHERE seq <= ?'),
       upsert: db.prepare('INSERT OR REPLACE INTO posts_fts (rowid, text) VALUES (?, ?)'),
-      remove: db.prepare('DELETE FROM posts_fts WHERE rowid = ?'),
       recent: db.prepare('SELECT rowid FROM posts_fts WHERE posts_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?').pluck().safeIntegers(true),
       // bm25() is lower for a better match. Equal scores go newest first.
       relevant: db.prepare('SELECT rowid FROM posts_fts WHERE posts_fts MATCH ? ORDER BY bm25(posts_fts), rowid DESC LIMIT ?').pluck().safeIntegers(true),
@@ -96,24 +102,42 @@ export class SearchIndexStore {
     return this.s.depth.get() as number;
   }
 
-  /** Appends writes to the queue, in the caller's transaction. */
+  /** Appends writes to the queue, in order, in the caller's transaction. */
   enqueue(ops: ReadonlyArray<{ postId: bigint; text: string | null }>): void {
-    for (const op of ops) this.s.enqueue.run(op.postId, op.text);
-  }
-
-  /** The oldest `limit` queued writes, in order. */
-  queued(limit: number): QueuedOp[] {
-    return (this.s.queued.all(limit) as Array<[bigint, bigint, string | null]>).map(([seq, postId, text]) => ({ seq: Number(seq), postId, text }));
-  }
-
-  /** Applies queued writes to the index and removes them from the queue, in the caller's transaction. */
-  apply(ops: readonly QueuedOp[]): void {
-    if (ops.length === 0) return;
-    for (const op of ops) {
-      if (op.text === null) this.s.remove.run(op.postId);
-      else this.s.upsert.run(op.postId, op.text);
+    const per = ENQUEUE_ROWS_PER_STATEMENT;
+    let i = 0;
+    if (ops.length >= per) {
+      const values: unknown[] = new Array(per * 2);
+      for (; i + per <= ops.length; i += per) {
+        for (let k = 0; k < per; k++) {
+          values[k * 2] = ops[i + k].postId;
+          values[k * 2 + 1] = ops[i + k].text;
+        }
+        this.s.enqueueMany.run(values);
+      }
     }
-    this.s.dequeue.run(ops[ops.length - 1].seq);
+    for (; i < ops.length; i++) this.s.enqueue.run(ops[i].postId, ops[i].text);
+  }
+
+  /**
+   * Applies the oldest `limit` queued writes to the index, in order, and removes them from the
+   * queue, in the caller's transaction; returns how many. The queue is the contiguous range of
+   * sequence numbers MIN..MAX (rows leave only from its head), so its first `limit` writes are
+   * MIN..MIN + limit - 1.
+   */
+  applyOldest(limit: number): number {
+    const [first, last] = this.s.head.get() as [number | null, number | null];
+    if (first === null || last === null) return 0;
+    const upTo = Math.min(last, first + limit - 1);
+    let from = first;
+    for (const deleteAt of this.s.deletesIn.all(first, upTo) as number[]) {
+      if (deleteAt > from) this.s.indexRun.run(from, deleteAt - 1);
+      this.s.deleteRun.run(deleteAt, deleteAt);
+      from = deleteAt + 1;
+    }
+    if (from <= upTo) this.s.indexRun.run(from, upTo);
+    this.s.dequeue.run(upTo);
+    return upTo - first + 1;
   }
 
   /** Ids of matching posts below `before`, newest first. */
@@ -165,20 +189,26 @@ export class IndexSourceStore {
   private readonly livePostsStmt: Statement;
 
   constructor(db: Sqlite) {
+    // The partition is chosen here, not by the caller after reading: each partition then reads
+    // (and looks up the post text of) only its own events, instead of every partition all of them.
     this.eventsStmt = db
       .prepare(
         `SELECT e.seq, e.type, CAST(e.post_id AS INTEGER), CASE WHEN p.deleted_at IS NULL THEN p.text END
          FROM events e LEFT JOIN posts p ON p.id = CAST(e.post_id AS INTEGER)
-         WHERE e.seq > ? AND e.seq <= ? AND e.type IN ('post_created', 'post_deleted') ORDER BY e.seq`,
+         WHERE e.seq > ? AND e.seq <= ? AND e.type IN ('post_created', 'post_deleted')
+           AND ${partitionSql('CAST(e.post_id AS INTEGER)')} ORDER BY e.seq LIMIT ?`,
       )
       .raw()
       .safeIntegers(true);
     this.livePostsStmt = db.prepare('SELECT id, text FROM posts WHERE deleted_at IS NULL').raw().safeIntegers(true);
   }
 
-  /** The post events in (after, upTo], in order, each with the post's text unless it is deleted. */
-  postEvents(after: number, upTo: number): PostEventRow[] {
-    return this.eventsStmt.all(after, upTo) as PostEventRow[];
+  /**
+   * The first `limit` post events in (after, upTo] of the posts in `partition` of `partitions`
+   * (core/partition.ts), in order, each with the post's text unless it is deleted.
+   */
+  postEvents(after: number, upTo: number, partition = 0, partitions = 1, limit = -1): PostEventRow[] {
+    return this.eventsStmt.all(after, upTo, partitions, partition, limit) as PostEventRow[];
   }
 
   /** Every live post, [id, text], read in one snapshot. */
