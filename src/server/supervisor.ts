@@ -175,15 +175,14 @@ export async function serve(opts: ServeOptions): Promise<void> {
   config = { ...config, server: { ...config.server, public_origin: effectivePublicOrigin(config, port) } };
 
   const lease = leaseNodeId(hot);
-  // With one HTTP thread it runs on the main thread (httpOnMainThread), and so does the writer.
+  // With one HTTP thread it runs on the main thread (httpOnMainThread), and the writer beside it
+  // (writer/writer.ts): no hop between threads.
   const httpOnMain = config.server.threads === 1;
   const memoryTable = ThreadMemoryTable.allocate();
   memoryTable.claim(httpOnMain ? 'main' : 'supervisor');
   const pool = createPool(config, dataDir, memoryTable.buffer);
   // The supervisor's own channel to the writer: background jobs write through it too.
   const supervisorChannel = new MessageChannel();
-  // With one HTTP thread the writer runs beside it (writer/writer.ts): no hop between threads.
-  const writerInHttpThread = config.server.threads === 1;
   // Raised by the writer once a change that background work waits for is durable.
   const signals = Signals.allocate(signalNames());
   const bgContext: BackgroundContext = {
@@ -263,7 +262,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   let writer: { worker: Worker; exited: Promise<void> } | undefined;
 
   function startWriter(): Promise<void> {
-    if (writerInHttpThread) return Promise.resolve();
+    if (httpOnMain) return Promise.resolve();
     const threadEnds: MessagePort[] = [];
     for (let i = 0; i < config.server.threads; i++) {
       const { port1, port2 } = new MessageChannel();
@@ -296,13 +295,12 @@ export async function serve(opts: ServeOptions): Promise<void> {
   }
 
   function startThread(index: number): Promise<ThreadHandle> {
-    const workerData: ThreadData = writerInHttpThread
+    const workerData: ThreadData = httpOnMain
       ? { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, memory: memoryTable.buffer, writer: { ports: [supervisorChannel.port2], ...writerShared } }
       : { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, memory: memoryTable.buffer, writerPort: writerPorts[index] };
-    const transferList = writerInHttpThread ? [supervisorChannel.port2] : [writerPorts[index]];
     const worker: HttpEndpoint = httpOnMain
       ? httpOnMainThread(workerData)
-      : new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList, resourceLimits: WORKER_RESOURCE_LIMITS });
+      : new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList: [writerPorts[index]], resourceLimits: WORKER_RESOURCE_LIMITS });
     let resolveExit!: () => void;
     let resolveHttpStopped!: () => void;
     const handle: ThreadHandle = {
@@ -400,7 +398,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
       writer.worker.postMessage({ type: 'stop' } satisfies ToWriter);
       await writer.exited;
     }
-    if (writerInHttpThread) for (const t of threads) t.worker.postMessage({ type: 'stop-writer' } satisfies ToThread);
+    if (httpOnMain) for (const t of threads) t.worker.postMessage({ type: 'stop-writer' } satisfies ToThread);
     await Promise.all(threads.map((t) => t.exited));
     try {
       await pool.destroy();
