@@ -1,13 +1,18 @@
 // Run as a child process by openHotStore (store/lmdb.ts) with `repair`: reads every entry of every
 // database of the LMDB environment at argv[2], then commits one small write transaction (which
-// goes through the free-page list). Damage LMDB detects exits with PROBE_FOUND_DAMAGE and the
-// error on the last line of stdout; damage it does not detect kills this process by a signal,
-// which the parent sees. Exit 0: everything was readable.
-import { open } from 'lmdb';
-import { PROBE_FOUND_DAMAGE, isLmdbDamageError, namedDatabases } from './lmdb';
+// goes through the free-page list). Once the environment is open, any error is damage (LMDB's own
+// codes, or a garbage key that decodes into something no database name can be): it is reported
+// on a PROBE_DAMAGE_LINE of stdout and the exit code is PROBE_FOUND_DAMAGE. Damage LMDB does not
+// detect kills this process by a signal, which the parent sees. Exit 0: everything was readable.
+import type { RootDatabase } from 'lmdb';
+import { PROBE_DAMAGE_LINE, PROBE_FOUND_DAMAGE, isLmdbDamageError, namedDatabases, openRoot } from './lmdb';
 
-function probe(path: string): void {
-  const root = open({ path, maxDbs: 64, noSync: true, compression: false });
+function damaged(err: unknown): never {
+  process.stdout.write(`${PROBE_DAMAGE_LINE}${(err as Error)?.message ?? String(err)}\n`);
+  process.exit(PROBE_FOUND_DAMAGE);
+}
+
+function readAll(root: RootDatabase): void {
   for (const db of namedDatabases(root)) {
     for (const entry of db.getRange({})) void entry;
   }
@@ -18,14 +23,17 @@ function probe(path: string): void {
   });
 }
 
+let root: RootDatabase;
 try {
-  probe(process.argv[2]);
-  process.exit(0);
+  root = openRoot(process.argv[2]);
 } catch (err) {
-  if (isLmdbDamageError(err)) {
-    process.stdout.write(`${(err as Error).message}\n`);
-    process.exit(PROBE_FOUND_DAMAGE);
-  }
+  if (isLmdbDamageError(err)) damaged(err);
   process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
 }
+try {
+  readAll(root);
+} catch (err) {
+  damaged(err);
+}
+process.exit(0);

@@ -125,15 +125,22 @@ export function headerProblem(path: string): string | null {
   }
 }
 
+/** How the probe (lmdb-probe.ts) starts the line that reports damage, before it exits. */
+export const PROBE_DAMAGE_LINE = 'damaged: ';
+
 /**
  * Reads every entry of every database in a child process (lmdb-probe.ts), and writes once.
  * Returns why the environment is damaged, or null when the child read it all, or could not tell
- * (it failed for another reason: that is logged by the caller's later open, not repaired).
+ * (it failed before reading, e.g. could not start: that is logged by the caller's later open,
+ * not repaired). The child's report line counts, not only its exit code: a garbage page can
+ * corrupt the child's heap so that even its exit fails and changes the code.
  */
 function probeProblem(path: string): string | null {
   const r = spawnSync(process.execPath, [join(__dirname, 'lmdb-probe.js'), path], { encoding: 'utf8', timeout: 120_000 });
+  const reported = (r.stdout ?? '').split('\n').find((l) => l.startsWith(PROBE_DAMAGE_LINE));
+  if (reported) return reported.slice(PROBE_DAMAGE_LINE.length) || 'reading it failed';
   if (r.signal && DAMAGE_SIGNALS.has(r.signal)) return `reading it killed a process with ${r.signal}`;
-  if (r.status === PROBE_FOUND_DAMAGE) return r.stdout.trim().split('\n').pop() || 'LMDB reported damage';
+  if (r.status === PROBE_FOUND_DAMAGE) return 'reading it failed';
   return null;
 }
 
@@ -176,7 +183,8 @@ function moveAside(path: string): string {
   return target;
 }
 
-function openRoot(path: string): RootDatabase {
+/** Opens the environment with the options every process and thread of perch uses. */
+export function openRoot(path: string): RootDatabase {
   return open({ path, ...ENV_OPTIONS });
 }
 
@@ -187,14 +195,20 @@ function openChecked(path: string, repair: boolean): { root: RootDatabase } | { 
     const found = probeProblem(path);
     if (found) return { problem: found };
   }
-  let root: RootDatabase | undefined;
+  let root: RootDatabase;
   try {
     root = openRoot(path);
+  } catch (err) {
+    if (!isLmdbDamageError(err)) throw err;
+    return { problem: (err as Error).message };
+  }
+  try {
     quickProbe(root);
     return { root };
   } catch (err) {
-    if (!isLmdbDamageError(err)) throw err;
-    void root?.close();
+    // A healthy environment opened, so whatever its first read throws comes of its pages: a
+    // garbage key may also decode into a value no database name can be (a TypeError here).
+    void root.close();
     return { problem: (err as Error).message };
   }
 }
