@@ -65,6 +65,11 @@ export function createPool(config: Config, dataDir: string, memory: SharedArrayB
   });
 }
 
+/** A RunTask that runs in `pool` (the table only types the call). */
+export function taskRunner(pool: Piscina): RunTask {
+  return ((_table: unknown, task: string, payload?: unknown) => pool.run({ task, payload })) as RunTask;
+}
+
 export interface RunningBackground {
   stop(): Promise<void>;
 }

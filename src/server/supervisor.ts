@@ -27,7 +27,7 @@ import { clearStaleReaders, openHotStore, tolerateHotStoreCommitFailures, type H
 import { leaseNodeId, liveLeases } from '../store/node-lease';
 import { CAPABILITIES, allMigrations, signalNames } from '../capabilities';
 import { WriterClient } from '../writer/client';
-import { createPool, startBackground, type BackgroundContext, type BackgroundJob, type RunningBackground } from './background';
+import { createPool, startBackground, taskRunner, type BackgroundContext, type BackgroundJob, type RunningBackground } from './background';
 import { Signals } from './signals';
 import { startHttpServer } from './http-server';
 import { missingServeFlags } from './node-flags';
@@ -192,7 +192,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     hot,
     signals,
     newId: () => lease.ids.next(),
-    runTask: ((_table: unknown, task: string, payload?: unknown) => pool.run({ task, payload })) as BackgroundContext['runTask'],
+    runTask: taskRunner(pool),
     writes: WriterClient.overPort(supervisorChannel.port1),
   };
   let background: RunningBackground | undefined;
@@ -418,9 +418,15 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   try {
     await startWriter();
+    // The work before listening (a first fill of the code pool, a first search index) runs in a
+    // pool of its own, ended once it is done: in the server's pool, the threads it started would
+    // stay up, with their heaps, for the idle timeout after start (docs/memory.md).
+    const startupPool = createPool(config, dataDir, memoryTable.buffer);
+    const prepareContext: BackgroundContext = { ...bgContext, runTask: taskRunner(startupPool) };
     await Promise.all(
-      CAPABILITIES.map((c) => c.prepare?.(bgContext).catch((err) => log.error('background preparation failed', { capability: c.name, ...errorFields(err) }))),
+      CAPABILITIES.map((c) => c.prepare?.(prepareContext).catch((err) => log.error('background preparation failed', { capability: c.name, ...errorFields(err) }))),
     );
+    await startupPool.destroy();
     for (let i = 0; i < config.server.threads; i++) threads.push(await startThread(i));
   } catch (err) {
     process.stderr.write(`perch: ${(err as Error).message}\n`);
