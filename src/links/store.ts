@@ -77,6 +77,14 @@ export interface ClickDrainProgress {
   done: number;
 }
 
+/** The progress of the last batch a drain began (its keys, as JSON, always set). */
+export interface ClickDrainState {
+  keys: string;
+  parts: number;
+  partLinks: number;
+  done: number;
+}
+
 export class LinkStore {
   private readonly s;
 
@@ -143,6 +151,7 @@ export class LinkStore {
       anyDueForRetirement: db.prepare('SELECT 1 FROM links WHERE expires_ms IS NOT NULL AND expires_ms <= ? AND retired_at IS NULL LIMIT 1').pluck(),
       anyMinuteUpTo: db.prepare('SELECT 1 FROM link_clicks_minute WHERE minute <= ? LIMIT 1').pluck(),
       anyCreationSince: db.prepare('SELECT 1 FROM links WHERE created_ms > ? AND origin IS NULL LIMIT 1').pluck(),
+      countCreations: db.prepare('SELECT COUNT(*) FROM links WHERE created_ms > ? AND created_ms <= ? AND origin IS NULL').pluck(),
       recentCreations: db.prepare('SELECT owner_id AS userId, created_ms AS atMs, domain FROM links WHERE created_ms > ? AND origin IS NULL ORDER BY created_ms'),
       issueCode: db.prepare('INSERT OR IGNORE INTO issued_codes (code) VALUES (?)'),
       countLinks: db.prepare('SELECT COUNT(*) AS n FROM links'),
@@ -306,8 +315,8 @@ export class LinkStore {
   }
 
   /** The batch the last drain worked on: its queue keys (JSON), parts, their size, and parts committed. */
-  clickDrain(): { keys: string; parts: number; partLinks: number; done: number } | undefined {
-    return this.s.drainState.get() as { keys: string; parts: number; partLinks: number; done: number } | undefined;
+  clickDrain(): ClickDrainState | undefined {
+    return this.s.drainState.get() as ClickDrainState | undefined;
   }
 
   /** Click events ever drained into the aggregates (bots included). */
@@ -337,6 +346,11 @@ export class LinkStore {
   /** Whether any link was created (not imported) after `sinceMs`: an index seek. */
   anyCreationSince(sinceMs: number): boolean {
     return this.s.anyCreationSince.get(sinceMs) !== undefined;
+  }
+
+  /** Links created (not imported) after `afterMs`, up to `upToMs`. */
+  countCreations(afterMs: number, upToMs = Number.MAX_SAFE_INTEGER): number {
+    return this.s.countCreations.get(afterMs, upToMs) as number;
   }
 
   recentCreations(sinceMs: number): Array<{ userId: string; atMs: number; domain: string }> {
