@@ -25,5 +25,5 @@ t.test('npm start passes the flags', async (t) => {
 t.test('missingServeFlags names what a command line lacks', async (t) => {
   t.same(missingServeFlags([...SERVE_NODE_FLAGS]), []);
   t.same(missingServeFlags([]), [...SERVE_NODE_FLAGS]);
-  t.same(missingServeFlags(['--max-semi-space-size=3']), ['--v8-pool-size=1']);
+  t.same(missingServeFlags(['--max-semi-space-size=3', '--v8-pool-size=1']), ['--heap-growing-percent=50']);
 });
