@@ -11,7 +11,7 @@ import { Router, inFlight } from '../http/router';
 import { wrapApp } from '../http/app-wrap';
 import { CorsPolicy } from '../http/cors';
 import { loadNativeUws } from '../http/uws';
-import { tolerateHotStoreCommitFailures } from '../store/lmdb';
+import { tolerateHotStoreCommitFailures, type HotStore } from '../store/lmdb';
 import { CAPABILITIES, signalNames, writerSetup } from '../capabilities';
 import type { CapabilityThread } from '../capability';
 import { Writer } from '../writer/writer';
@@ -28,7 +28,8 @@ import { ThreadMemoryTable } from './thread-memory';
  * Starts serving. `port` is the supervisor's channel; on the main thread the heap figures are the
  * supervisor's own, reported once under its kind, so the server claims no slot of its own.
  */
-export function startHttpServer(data: ThreadData, port: MessagePort, onMainThread: boolean): void {
+/** `mainHot`: on the main thread, the supervisor's hot store, which this server must share. */
+export function startHttpServer(data: ThreadData, port: MessagePort, onMainThread: boolean, mainHot?: HotStore): void {
   const send = (m: ToSupervisor) => port.postMessage(m);
 
   setLogLevel(data.config.log.level);
@@ -43,7 +44,7 @@ export function startHttpServer(data: ThreadData, port: MessagePort, onMainThrea
   const signals = new Signals(data.signals, signalNames());
   const writer = data.writer ? startLocalWriter(data.writer) : null;
   const writes = writer ? writer.localClient() : WriterClient.overPort(data.writerPort!);
-  const ctx = openThreadContext(data.config, data.dataDir, data.threadIndex, writes, data.redirectTable, metrics, signals);
+  const ctx = openThreadContext(data.config, data.dataDir, data.threadIndex, writes, data.redirectTable, metrics, signals, mainHot);
   const parts: CapabilityThread[] = CAPABILITIES.map((c) => c.http?.(ctx) ?? {});
 
   function startLocalWriter(shared: NonNullable<ThreadData['writer']>): Writer {

@@ -105,8 +105,14 @@ interface HttpEndpoint {
  * Runs the server's only HTTP server on the main thread: one V8 heap fewer, which is most of what
  * a thread costs at rest (docs/memory.md). It talks to the supervisor over a channel, as a thread
  * of its own would; it ends when it closes its end.
+ *
+ * It shares the supervisor's hot store handle. lmdb-js lets a synchronous write transaction join
+ * the batch that its own handle's un-awaited writes are committing; a second handle on the same
+ * thread instead waits for LMDB's write lock, which that batch holds while it waits for this very
+ * thread to run its callbacks: the process hangs. The HTTP server writes the click queue without
+ * waiting, and the supervisor (the click drain, the node lease) writes synchronously.
  */
-function httpOnMainThread(data: ThreadData): HttpEndpoint {
+function httpOnMainThread(data: ThreadData, hot: HotStore): HttpEndpoint {
   const { port1, port2 } = new MessageChannel();
   const events = new EventEmitter();
   port1.on('message', (m: ToSupervisor) => events.emit('message', m));
@@ -114,7 +120,7 @@ function httpOnMainThread(data: ThreadData): HttpEndpoint {
   // Started on the next turn, once the supervisor listens to it.
   setImmediate(() => {
     try {
-      startHttpServer(data, port2, true);
+      startHttpServer(data, port2, true, hot);
     } catch (err) {
       events.emit('error', err);
       port1.close();
@@ -299,7 +305,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
       ? { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, memory: memoryTable.buffer, writer: { ports: [supervisorChannel.port2], ...writerShared } }
       : { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, memory: memoryTable.buffer, writerPort: writerPorts[index] };
     const worker: HttpEndpoint = httpOnMain
-      ? httpOnMainThread(workerData)
+      ? httpOnMainThread(workerData, hot)
       : new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList: [writerPorts[index]], resourceLimits: WORKER_RESOURCE_LIMITS });
     let resolveExit!: () => void;
     let resolveHttpStopped!: () => void;

@@ -11,7 +11,7 @@ import type { ThreadMetrics } from '../http/metrics';
 import { ThreadPubSub } from '../pubsub/port';
 import { RateLimits } from '../ratelimit/policies';
 import { SharedLimiter } from '../ratelimit/shared';
-import { openHotStore } from '../store/lmdb';
+import { openHotStore, type HotStore } from '../store/lmdb';
 import { leaseNodeId, type LeasedIdGenerator } from '../store/node-lease';
 import { serverSecret } from '../store/secrets';
 import { openSqlite } from '../store/sqlite';
@@ -26,7 +26,9 @@ export interface OpenedThreadContext extends ThreadContext {
 
 /**
  * `writes` reaches the server's writer; closing the context closes it. `redirectTable` holds the
- * per-IP redirect buckets, shared by every HTTP thread (ratelimit/ip-buckets.ts).
+ * per-IP redirect buckets, shared by every HTTP thread (ratelimit/ip-buckets.ts). `sharedHot`: the
+ * hot store of the thread this context runs on, when something else there opened it already (the
+ * supervisor, for an HTTP server on the main thread); the context then uses it and leaves it open.
  */
 export function openThreadContext(
   config: Config,
@@ -36,9 +38,10 @@ export function openThreadContext(
   redirectTable: SharedArrayBuffer,
   metrics: ThreadMetrics,
   signals: Signals,
+  sharedHot?: HotStore,
 ): OpenedThreadContext {
   const sqlite = openSqlite(dataDir);
-  const hot = openHotStore(dataDir);
+  const hot = sharedHot ?? openHotStore(dataDir);
   const lease = leaseNodeId(hot);
   const limits = new RateLimits(config, new SharedLimiter(hot), { rejected: metrics.rateLimitRejected }, redirectTable);
   const pubsub = new ThreadPubSub(config.server.threads - 1);
@@ -66,7 +69,7 @@ export function openThreadContext(
       limits.redirect.close();
       lease.release();
       sqlite.close();
-      await hot.close();
+      if (!sharedHot) await hot.close();
     },
   };
 }
