@@ -18,7 +18,7 @@ t.test('every write operation has one name, and the executor binds them all', as
   const { db } = tempStore(t, 'perch-capabilities-');
   const names = CAPABILITIES.flatMap((c) => (c.writes ? Object.keys(c.writes(db)) : []));
   t.same([...new Set(names)].sort(), [...names].sort(), 'no name twice');
-  for (const name of ['createPost', 'insertLink', 'addClickPart', 'insertMedia', 'advanceConsumer', 'pruneOutbox', 'indexAuthorPosts']) t.ok(names.includes(name), name);
+  for (const name of ['createPost', 'insertLink', 'insertMedia', 'advanceConsumer', 'pruneOutbox', 'indexAuthorPosts']) t.ok(names.includes(name), name);
   const exec = writeExecutor(db, writerSetup().writes);
   t.throws(() => exec('noSuchOperation', {}), /unknown write operation noSuchOperation/);
   t.throws(() => writeExecutor(db, [...writerSetup().writes, ...writerSetup().writes]), /two write operations are named/);
@@ -26,7 +26,7 @@ t.test('every write operation has one name, and the executor binds them all', as
 
 t.test('pool tasks: unique names, and every consumer runs one that exists', async (t) => {
   const tasks = allTasks();
-  t.ok('social.fanout' in tasks && 'links.refillPool' in tasks);
+  t.ok('social.fanout' in tasks && 'links.drainClicks' in tasks);
   for (const c of CAPABILITIES) {
     for (const consumer of c.consumers ?? []) {
       t.equal(typeof tasks[consumer.task], 'function', `${consumer.name} runs ${consumer.task}`);

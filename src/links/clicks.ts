@@ -1,5 +1,5 @@
 // The click queue: a durable queue in LMDB, appended to by the redirect path without waiting, and
-// drained in batches by the supervisor into SQLite aggregates, which the writer commits. The redirect path only pushes onto an
+// drained in batches by a pool task into SQLite aggregates. The redirect path only pushes onto an
 // in-memory array; once per event-loop turn (setImmediate) the turn's clicks go to LMDB as one
 // un-awaited put. That is the batching lmdb-js applies to un-awaited puts anyway (they sit in
 // memory until the turn's batch commits), at one entry per turn instead of one per click, which
@@ -13,7 +13,7 @@ import { aggregateClicks, splitAggregate, type ClickAggregate, type ClickEvent }
 import { FamilyMemo } from '../core/user-agent';
 import { errorFields, log } from '../log';
 import type { HotStore, LmdbDb } from '../store/lmdb';
-import type { ClickDrainProgress, ClickDrainState } from './store';
+import type { LinkStore } from './store';
 
 export const CLICK_QUEUE_DB = 'link_click_queue';
 
@@ -118,58 +118,58 @@ export function clickQueueState(db: LmdbDb<ClickBatch, ClickKey>, nowMs = Date.n
 }
 
 /**
- * Links per part of a batch, at most. Each part is one write in one of the writer's group
- * transactions, beside whatever posts and links are committed with it: a batch over thousands of
- * distinct links committed whole would keep them waiting for as long as its upserts take.
+ * Links per drain transaction, at most. The drain holds SQLite's write lock for its whole
+ * transaction, and post creation's group commits wait for it: a batch over thousands of distinct
+ * links held it for a long time as one transaction, and parts of this size (with
+ * DRAIN_PART_PAUSE_MS between them) keep the writer's waits short (bench/HISTORY.md).
  */
 export const DRAIN_PART_LINKS = 250;
-
-/** Where a drain commits its batches: the writer in the server, a LinkStore in tests. */
-export interface ClickSink {
-  /** How far the last batch got (LinkStore.clickDrain). */
-  clickDrain(): ClickDrainState | undefined;
-  /** Commits one part and the batch's progress in one transaction (LinkStore.addClickPart). */
-  addClickPart(part: ClickAggregate, progress: ClickDrainProgress): void | Promise<void>;
-}
+/**
+ * Pause between two parts of a batch. SQLite's lock is not handed over in order: a drain that
+ * began its next part at once would take it again before a writer waiting on a timer (the
+ * server's writer retries every millisecond, on an event loop that may be busy) got a turn.
+ */
+export const DRAIN_PART_PAUSE_MS = 5;
+const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * Moves the queue into the aggregates, in batches of about `batchClicks` clicks (up to
  * `maxBatches`; by default until the queue is empty). Large, infrequent batches are what keep the
  * drain cheap: a batch costs a few SQLite upserts per distinct link in it, whatever its clicks.
  * A batch is aggregated whole, then committed in parts of at most `partLinks` links, one
- * transaction each; each part records the batch's progress in the same transaction
- * (LinkStore.addClickPart). Only after the last part are the batch's entries removed from the
- * queue. A batch that a crash interrupted is finished first, from the part after the last one
- * committed, and a batch committed whole whose entries were not removed yet is only removed:
- * every click is counted once. Returns the clicks moved.
+ * transaction each, so that other writers never wait long for SQLite's lock; each part records
+ * the batch's progress in the same transaction (LinkStore.addClickPart). Only after the last part
+ * are the batch's entries removed from the queue. A batch that a crash interrupted is finished
+ * first, from the part after the last one committed, and a batch committed whole whose entries
+ * were not removed yet is only removed: every click is counted once. Returns the clicks moved.
  */
-export async function drainClicks(
+export function drainClicks(
   db: LmdbDb<ClickBatch, ClickKey>,
-  sink: ClickSink,
+  store: LinkStore,
   batchClicks = 100_000,
   maxBatches = Infinity,
   partLinks = DRAIN_PART_LINKS,
-): Promise<number> {
-  let drained = await finishInterruptedBatch(db, sink);
+): number {
+  let drained = finishInterruptedBatch(db, store);
   for (let b = 0; b < maxBatches; b++) {
     db.resetReadTxn();
     const keys: ClickKey[] = [];
     // Aggregated as the entries are read: memory holds the aggregate (bounded by the distinct
     // links, days, minutes and referrers in the batch), never a copy of every click.
     const agg = aggregateClicks(queuedEvents(db.getRange({}), keys, batchClicks));
-    // The batch is in memory now. Its parts take a while to commit while the HTTP threads keep
-    // writing the queue: a snapshot held meanwhile would keep LMDB from reusing any page those
-    // writes free, and the file would grow with every slow drain (docs/memory.md).
+    // The batch is in memory now. Its SQLite parts take a while (pauses included) while the HTTP
+    // threads keep writing the queue: a snapshot held meanwhile would keep LMDB from reusing any
+    // page those writes free, and the file would grow with every slow drain (docs/memory.md).
     db.resetReadTxn();
     if (keys.length === 0) break;
-    await commitBatch(db, sink, keys, agg, partLinks, 0);
+    commitBatch(db, store, keys, agg, partLinks, 0);
     drained += agg.events;
     if (agg.events < batchClicks) break;
   }
   return drained;
 }
 
-/** Browser and OS families of the User-Agents the drain has seen lately. */
+/** Browser and OS families of the User-Agents the drain has seen lately (one per pool thread). */
 const families = new FamilyMemo();
 
 /**
@@ -219,11 +219,13 @@ function* queuedEvents(entries: Iterable<{ key: ClickKey; value: ClickBatch }>, 
 }
 
 /** Commits a batch's parts from `firstPart` on, then removes its entries from the queue. */
-async function commitBatch(db: LmdbDb<ClickBatch, ClickKey>, sink: ClickSink, keys: ClickKey[], agg: ClickAggregate, partLinks: number, firstPart: number): Promise<void> {
+function commitBatch(db: LmdbDb<ClickBatch, ClickKey>, store: LinkStore, keys: ClickKey[], agg: ClickAggregate, partLinks: number, firstPart: number): void {
   const parts = splitAggregate(agg, partLinks);
   const keysJson = JSON.stringify(keys);
   for (let i = firstPart; i < parts.length; i++) {
-    await sink.addClickPart(parts[i], { keys: i === 0 ? keysJson : null, parts: parts.length, partLinks, done: i + 1 });
+    // A synchronous sleep: the drain runs in a pool thread, which has nothing else to do meanwhile.
+    if (i > firstPart) Atomics.wait(pause, 0, 0, DRAIN_PART_PAUSE_MS);
+    store.addClickPart(parts[i], { keys: i === 0 ? keysJson : null, parts: parts.length, partLinks, done: i + 1 });
   }
   removeEntries(db, keys);
 }
@@ -236,8 +238,8 @@ function removeEntries(db: LmdbDb<ClickBatch, ClickKey>, keys: ClickKey[]): void
 }
 
 /** Finishes the batch the last drain recorded, if it did not get to the end; returns its clicks. */
-async function finishInterruptedBatch(db: LmdbDb<ClickBatch, ClickKey>, sink: ClickSink): Promise<number> {
-  const state = sink.clickDrain();
+function finishInterruptedBatch(db: LmdbDb<ClickBatch, ClickKey>, store: LinkStore): number {
+  const state = store.clickDrain();
   if (!state) return 0;
   const keys = JSON.parse(state.keys) as ClickKey[];
   db.resetReadTxn();
@@ -252,7 +254,7 @@ async function finishInterruptedBatch(db: LmdbDb<ClickBatch, ClickKey>, sink: Cl
   db.resetReadTxn();
   log.info('click drain: finishing a batch a stop interrupted', { parts: state.parts, done: state.done });
   // Split as it was first split, whatever the part size is now.
-  await commitBatch(db, sink, keys, agg, state.partLinks, state.done);
+  commitBatch(db, store, keys, agg, state.partLinks, state.done);
   return agg.events;
 }
 

@@ -6,7 +6,7 @@ import { Gauge } from 'prom-client';
 import type { Capability } from '../capability';
 import { log } from '../log';
 import { detectorHorizon, openFlagMirror, rebuildFlagMirror } from './anomaly';
-import { clickQueueState, drainClicks, openClickQueue, type ClickSink } from './clicks';
+import { clickQueueState, openClickQueue } from './clicks';
 import { CodePool } from './code-pool';
 import { MIGRATIONS } from './migrations';
 import { redirectRoutes } from './redirect';
@@ -15,19 +15,9 @@ import { LinkService } from './service';
 import { LinkStore } from './store';
 import { LINK_TASKS, prunableMinute } from './tasks';
 import { linkWrites, type LinkWrites } from './writes';
-import type { WriterClient } from '../writer/client';
 
-/** The lane of the anomaly detector and the expiry sweep (server/background.ts). */
+/** The lane of the click drain, the anomaly detector and the expiry sweep (server/background.ts). */
 const LINKS_UPKEEP = 'links.upkeep';
-
-/** A click drain that reads its progress on the supervisor's connection and commits through the writer. */
-function writerSink(store: LinkStore, writes: WriterClient): ClickSink {
-  const w = writes.as<LinkWrites>();
-  return {
-    clickDrain: () => store.clickDrain(),
-    addClickPart: async (part, progress) => void (await w.run('addClickPart', { part, progress })),
-  };
-}
 
 export const links: Capability = {
   name: 'links',
@@ -54,16 +44,12 @@ export const links: Capability = {
     const pool = new CodePool(ctx.hot);
     const queue = openClickQueue(ctx.hot);
     const store = new LinkStore(ctx.sqlite);
-    const clicks = writerSink(store, ctx.writes);
     /** The detector's last pass: the start of its window and the creations in it from then on. */
     let lastPass: { afterMs: number; creations: number } | undefined;
-    // The detector and the sweep are only handed to the pool when they have something to do: a
+    // The drain, the detector and the sweep are only handed to the pool when they have something to do: a
     // task every second at rest would keep pool threads alive (and their heaps resident) for
-    // nothing (docs/memory.md). Both checks are cheap reads of the supervisor's own handles, and
-    // the two share a lane: neither is urgent enough to start a second pool thread for.
-    // The click drain runs here, in the supervisor, and commits through the writer: under a
-    // redirect load it is the only background work, and a pool thread kept up for it alone would
-    // cost a whole heap.
+    // nothing (docs/memory.md). Both checks are cheap reads of the supervisor's own handles. The
+    // three share a lane: none of them is urgent enough to start a second pool thread for.
     return [
       {
         name: 'links.refillPool',
@@ -74,11 +60,12 @@ export const links: Capability = {
       },
       {
         name: 'links.drainClicks',
+        lane: LINKS_UPKEEP,
         everyMs: 2000,
         flushOnStop: true,
-        async run() {
+        async run(c) {
           // A batch a stop interrupted keeps its entries in the queue until it is finished.
-          if (clickQueueState(queue).depth > 0) await drainClicks(queue, clicks);
+          if (clickQueueState(queue).depth > 0) await c.runTask(LINK_TASKS, 'links.drainClicks');
         },
       },
       {

@@ -77,14 +77,6 @@ export interface ClickDrainProgress {
   done: number;
 }
 
-/** The progress of the last batch a drain began (its keys, as JSON, always set). */
-export interface ClickDrainState {
-  keys: string;
-  parts: number;
-  partLinks: number;
-  done: number;
-}
-
 export class LinkStore {
   private readonly s;
 
@@ -315,8 +307,8 @@ export class LinkStore {
   }
 
   /** The batch the last drain worked on: its queue keys (JSON), parts, their size, and parts committed. */
-  clickDrain(): ClickDrainState | undefined {
-    return this.s.drainState.get() as ClickDrainState | undefined;
+  clickDrain(): { keys: string; parts: number; partLinks: number; done: number } | undefined {
+    return this.s.drainState.get() as { keys: string; parts: number; partLinks: number; done: number } | undefined;
   }
 
   /** Click events ever drained into the aggregates (bots included). */

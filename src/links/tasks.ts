@@ -2,6 +2,7 @@
 // keeps one LinkStore per SQLite handle.
 import type { TaskContext } from '../workers/context';
 import { runDetector, openFlagMirror } from './anomaly';
+import { drainClicks, openClickQueue } from './clicks';
 import { CodePool } from './code-pool';
 import { REDIRECT_CACHE_DB } from './cache';
 import { LinkStore } from './store';
@@ -27,6 +28,10 @@ export function refillCodePool(ctx: TaskContext, payload?: RefillPayload): { add
   if (pool.size() >= below) return { added: 0, size: pool.size() };
   const added = pool.refill(store, ctx.config.links.pool_target, ctx.config.links.code_length);
   return { added, size: pool.size() };
+}
+
+export function drainClickQueue(ctx: TaskContext): { drained: number } {
+  return { drained: drainClicks(openClickQueue(ctx.hot), storeOf(ctx)) };
 }
 
 export function detectLinkAnomalies(ctx: TaskContext): { flagged: string[] } {
@@ -63,6 +68,7 @@ export function sweepExpiredLinks(ctx: TaskContext): { retired: number; pruned: 
 
 export const LINK_TASKS = {
   'links.refillPool': refillCodePool,
+  'links.drainClicks': drainClickQueue,
   'links.detectAnomalies': detectLinkAnomalies,
   'links.sweepExpired': sweepExpiredLinks,
 };

@@ -5,8 +5,7 @@
 // timer (writer/writer.ts).
 import { conflict, notFound } from '../http/errors';
 import type { Sqlite } from '../store/sqlite';
-import type { ClickAggregate } from '../core/clicks';
-import { LinkStore, type ClickDrainProgress, type LinkRow, type NewLink } from './store';
+import { LinkStore, type LinkRow, type NewLink } from './store';
 
 export const ALIAS_TAKEN = 'This code is already in use; choose another alias.';
 
@@ -36,11 +35,6 @@ export function linkWrites(db: Sqlite) {
 
     removeLink(a: { code: string; nowMs?: number }): void {
       if (!store.remove(a.code, a.nowMs)) throw notFound('No such link.');
-    },
-
-    /** One part of a click drain's batch, with the batch's progress (links/clicks.ts). */
-    addClickPart(a: { part: ClickAggregate; progress: ClickDrainProgress }): void {
-      store.addClickPart(a.part, a.progress);
     },
   };
 }

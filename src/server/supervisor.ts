@@ -110,7 +110,7 @@ interface HttpEndpoint {
  * the batch that its own handle's un-awaited writes are committing; a second handle on the same
  * thread instead waits for LMDB's write lock, which that batch holds while it waits for this very
  * thread to run its callbacks: the process hangs. The HTTP server writes the click queue without
- * waiting, and the supervisor (the click drain, the node lease) writes synchronously.
+ * waiting, and the supervisor writes synchronously (its node lease, the server registry).
  */
 function httpOnMainThread(data: ThreadData, hot: HotStore): HttpEndpoint {
   const { port1, port2 } = new MessageChannel();

@@ -1,5 +1,5 @@
 // Where each capability's pool tasks are, by the capability's name, which prefixes the name of
-// every task of its table ('links.refillPool'). A pool thread loads a table when it first runs one
+// every task of its table ('links.drainClicks'). A pool thread loads a table when it first runs one
 // of its tasks, not every capability at its start: a thread starts when work arrives, and what it
 // does not load neither delays that work nor stays in its heap (docs/memory.md).
 // test/workers/task-tables.test.ts checks this list against the capabilities' own tables.

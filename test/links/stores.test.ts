@@ -54,7 +54,7 @@ t.test('the click queue drains exactly once into the aggregates', async (t) => {
   q.flush();
   await q.db.committed;
   t.equal(clickQueueState(q.db).depth, 3, 'one entry per flush, at most 4096 clicks each');
-  t.equal(await drainClicks(q.db, store, 500, 10), 6235);
+  t.equal(drainClicks(q.db, store, 500, 10), 6235);
   t.same(clickQueueState(q.db), { depth: 0, lagSeconds: 0 });
   t.equal(store.processedEvents() - before, 6235);
   const daily = store.dailyCounts('abcdefg');
@@ -62,7 +62,7 @@ t.test('the click queue drains exactly once into the aggregates', async (t) => {
   // People only: 1,110 of the first 1,234 and all 5,000 after, 1,000 of them from an iPhone.
   t.same(store.topBrowsers('abcdefg', 10), [{ name: 'Firefox', clicks: 5110 }, { name: 'Safari', clicks: 1000 }]);
   t.same(store.topOs('abcdefg', 10), [{ name: 'Linux', clicks: 5110 }, { name: 'iOS', clicks: 1000 }]);
-  t.equal(await drainClicks(q.db, store), 0, 'nothing twice');
+  t.equal(drainClicks(q.db, store), 0, 'nothing twice');
 });
 
 /** Five links and three queue entries: links 1 and 2 (10 clicks), link 3 (5), links 4 and 5 (20). */
@@ -87,12 +87,12 @@ const dailyClicks = (codes: string[]) => codes.map((c) => store.dailyCounts(c).m
 t.test('a drain commits a batch in parts of at most partLinks links, each click once', async (t) => {
   const { q, codes } = await fiveLinksQueued(t, 90);
   const before = store.processedEvents();
-  t.equal(await drainClicks(q.db, store, 100_000, Infinity, 2), 35);
+  t.equal(drainClicks(q.db, store, 100_000, Infinity, 2), 35);
   t.equal(clickQueueState(q.db).depth, 0);
   t.same(dailyClicks(codes), [[5], [5], [5], [10], [10]]);
   t.equal(store.processedEvents() - before, 35);
   t.match(store.clickDrain(), { parts: 3, done: 3 }, 'five links in parts of two');
-  t.equal(await drainClicks(q.db, store, 100_000, Infinity, 2), 0, 'nothing twice');
+  t.equal(drainClicks(q.db, store, 100_000, Infinity, 2), 0, 'nothing twice');
 });
 
 t.test('a drain stopped between parts resumes after the last committed part', async (t) => {
@@ -105,12 +105,12 @@ t.test('a drain stopped between parts resumes after the last committed part', as
     if (++calls === 2) throw new Error('stopped');
     real(agg, progress);
   };
-  await t.rejects(drainClicks(q.db, store, 100_000, Infinity, 2), /stopped/);
+  t.throws(() => drainClicks(q.db, store, 100_000, Infinity, 2), /stopped/);
   store.addClickPart = real;
   t.equal(clickQueueState(q.db).depth, 3, 'the entries are still queued');
   t.same(dailyClicks(codes), [[5], [5], [], [], []], 'the first part is in');
   t.match(store.clickDrain(), { parts: 3, partLinks: 2, done: 1 });
-  t.equal(await drainClicks(q.db, store, 100_000, Infinity, 1000), 35, 'resumed in the parts it was first split into, whatever the size now');
+  t.equal(drainClicks(q.db, store, 100_000, Infinity, 1000), 35, 'resumed in the parts it was first split into, whatever the size now');
   t.same(dailyClicks(codes), [[5], [5], [5], [10], [10]], 'the rest counted once, the first part not again');
   t.equal(store.processedEvents() - before, 35);
   t.equal(clickQueueState(q.db).depth, 0);
@@ -123,11 +123,11 @@ t.test('a drain stopped after its last part only removes the batch from the queu
   q.db.transactionSync = (() => {
     throw new Error('stopped');
   }) as typeof q.db.transactionSync;
-  await t.rejects(drainClicks(q.db, store, 100_000, Infinity, 2), /stopped/);
+  t.throws(() => drainClicks(q.db, store, 100_000, Infinity, 2), /stopped/);
   q.db.transactionSync = realTxn;
   t.equal(clickQueueState(q.db).depth, 3);
   t.same(dailyClicks(codes), [[5], [5], [5], [10], [10]]);
-  t.equal(await drainClicks(q.db, store, 100_000, Infinity, 2), 0, 'nothing counted again');
+  t.equal(drainClicks(q.db, store, 100_000, Infinity, 2), 0, 'nothing counted again');
   t.equal(clickQueueState(q.db).depth, 0);
   t.same(dailyClicks(codes), [[5], [5], [5], [10], [10]]);
   t.equal(store.processedEvents() - before, 35);
@@ -138,7 +138,7 @@ t.test('queue entries written before User-Agents were kept still drain, without 
   store.insert({ code: 'oldfmt1', id: '150', ownerId: '1', url: 'https://example.com', domain: 'example.com', createdMs: now, expiresMs: null });
   const q = new ClickQueue(hot, 8);
   await q.db.put([now, 8, 1], ['oldfmt1', now, 'ref.example', 0, 'oldfmt1', now, '', 1]);
-  t.equal(await drainClicks(q.db, store), 2);
+  t.equal(drainClicks(q.db, store), 2);
   t.same(store.dailyCounts('oldfmt1').map((d) => [d.clicks, d.bots]), [[1, 1]]);
   t.same(store.topReferrers('oldfmt1', 10), [{ referrer: 'ref.example', clicks: 1 }]);
   t.same(store.topBrowsers('oldfmt1', 10), []);

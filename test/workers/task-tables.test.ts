@@ -16,7 +16,7 @@ t.test('each capability with pool tasks is listed with its own table', async (t)
 });
 
 t.test('capabilityOfTask', async (t) => {
-  t.equal(capabilityOfTask('links.refillPool'), 'links');
+  t.equal(capabilityOfTask('links.drainClicks'), 'links');
   t.equal(capabilityOfTask('search.apply'), 'search');
   t.equal(capabilityOfTask('ping'), '');
   t.equal(capabilityOfTask('constructor'), '');
