@@ -84,6 +84,8 @@ t.test('the list fills live over /ws: a follow, then a like that a second liker 
 
   await ok(server.post('/api/users/@alice/follow', { key: bob.key }), 'follow');
   await waitInPage(page, `document.querySelectorAll('.notification').length === 1`);
+  // The row comes with the event; the actor's handle may follow a moment later.
+  await waitInPage(page, `document.querySelector('.notification-text').textContent.includes('@bob')`);
   t.same(await rows(page), [{ id: (await rows(page))[0].id, type: 'follow', read: false, text: 'Unread: @bob followed you.' }], 'a follow, unread, without reloading');
   await waitInPage(page, `document.querySelector('nav a[data-nav="notifications"] .nav-count')?.textContent === '1'`);
   t.equal(await textOf(page, '.unread-summary'), '1 unread.');

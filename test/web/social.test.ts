@@ -98,6 +98,12 @@ t.test('a follower follows from the profile; a post with an image reaches their 
   await bobPage.click('nav[aria-label="Main"] a[href="#/"]');
   await waitInPage(bobPage, `document.body.textContent.includes('Nothing here yet')`);
 
+  // The follow's notification is made in the background (a pool thread, which may have to start):
+  // it is stored before alice's page opens, so that it reaches her as a count, not over her socket.
+  for (const deadline = Date.now() + 15_000; ; await new Promise((r) => setTimeout(r, 50))) {
+    if ((await server.get('/api/me', { key: alice.key })).json.unread_notifications === 1) break;
+    if (Date.now() > deadline) throw new Error("bob's follow never reached alice's notifications");
+  }
   alicePage = await personPage(alice, undefined, async (p) => {
     aliceSockets = await watchWebSockets(p);
   });
