@@ -78,10 +78,10 @@ export const links: Capability = {
           // counts creations in a window that only loses them as time passes.
           if (lastPass && store.countCreations(lastPass.afterMs) === lastPass.creations) return;
           const afterMs = detectorHorizon(c.config, now);
-          if (!store.anyCreationSince(afterMs)) return;
           // Counted before the pass: a link committed during it, or stamped later than now, makes
           // the next count differ and the next tick pass again.
           const creations = store.countCreations(afterMs, now);
+          if (creations === 0) return;
           await c.runTask(LINK_TASKS, 'links.detectAnomalies');
           lastPass = { afterMs, creations };
         },

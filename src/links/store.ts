@@ -142,7 +142,6 @@ export class LinkStore {
       retire: db.prepare('UPDATE links SET retired_at = ? WHERE code = ? AND retired_at IS NULL AND expires_ms <= ?'),
       anyDueForRetirement: db.prepare('SELECT 1 FROM links WHERE expires_ms IS NOT NULL AND expires_ms <= ? AND retired_at IS NULL LIMIT 1').pluck(),
       anyMinuteUpTo: db.prepare('SELECT 1 FROM link_clicks_minute WHERE minute <= ? LIMIT 1').pluck(),
-      anyCreationSince: db.prepare('SELECT 1 FROM links WHERE created_ms > ? AND origin IS NULL LIMIT 1').pluck(),
       countCreations: db.prepare('SELECT COUNT(*) FROM links WHERE created_ms > ? AND created_ms <= ? AND origin IS NULL').pluck(),
       recentCreations: db.prepare('SELECT owner_id AS userId, created_ms AS atMs, domain FROM links WHERE created_ms > ? AND origin IS NULL ORDER BY created_ms'),
       issueCode: db.prepare('INSERT OR IGNORE INTO issued_codes (code) VALUES (?)'),
@@ -333,11 +332,6 @@ export class LinkStore {
   /** Whether the expiry sweep has anything to do: a link to retire or minute buckets to prune. */
   sweepDue(nowMs: number, minuteInclusive: number): boolean {
     return this.s.anyDueForRetirement.get(nowMs) !== undefined || this.s.anyMinuteUpTo.get(minuteInclusive) !== undefined;
-  }
-
-  /** Whether any link was created (not imported) after `sinceMs`: an index seek. */
-  anyCreationSince(sinceMs: number): boolean {
-    return this.s.anyCreationSince.get(sinceMs) !== undefined;
   }
 
   /** Links created (not imported) after `afterMs`, up to `upToMs`. */
