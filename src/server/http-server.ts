@@ -26,9 +26,10 @@ import { ThreadMemoryTable } from './thread-memory';
 
 /**
  * Starts serving. `port` is the supervisor's channel; on the main thread the heap figures are the
- * supervisor's own, reported once under its kind, so the server claims no slot of its own.
+ * supervisor's own, reported once under its kind, so the server claims no slot of its own, and
+ * `mainHot` is the supervisor's hot store, which the server must share (supervisor.ts,
+ * httpOnMainThread, says why).
  */
-/** `mainHot`: on the main thread, the supervisor's hot store, which this server must share. */
 export function startHttpServer(data: ThreadData, port: MessagePort, onMainThread: boolean, mainHot?: HotStore): void {
   const send = (m: ToSupervisor) => port.postMessage(m);
 

@@ -21,6 +21,7 @@ import {
   watchWebSockets,
   type AppPage,
 } from './browser';
+import { eventually } from '../social/helpers';
 
 let server: TestServer;
 let browser: Browser;
@@ -100,10 +101,9 @@ t.test('a follower follows from the profile; a post with an image reaches their 
 
   // The follow's notification is made in the background (a pool thread, which may have to start):
   // it is stored before alice's page opens, so that it reaches her as a count, not over her socket.
-  for (const deadline = Date.now() + 15_000; ; await new Promise((r) => setTimeout(r, 50))) {
-    if ((await server.get('/api/me', { key: alice.key })).json.unread_notifications === 1) break;
-    if (Date.now() > deadline) throw new Error("bob's follow never reached alice's notifications");
-  }
+  await eventually("bob's follow in alice's notifications", 15_000, async () =>
+    (await server.get('/api/me', { key: alice.key })).json.unread_notifications === 1 ? true : undefined,
+  );
   alicePage = await personPage(alice, undefined, async (p) => {
     aliceSockets = await watchWebSockets(p);
   });
