@@ -22,6 +22,7 @@ import {
   type AppPage,
 } from './browser';
 import { eventually } from '../social/helpers';
+import { metric } from '../notifications/helpers';
 
 let server: TestServer;
 let browser: Browser;
@@ -99,11 +100,13 @@ t.test('a follower follows from the profile; a post with an image reaches their 
   await bobPage.click('nav[aria-label="Main"] a[href="#/"]');
   await waitInPage(bobPage, `document.body.textContent.includes('Nothing here yet')`);
 
-  // The follow's notification is made in the background (a pool thread, which may have to start):
-  // it is stored before alice's page opens, so that it reaches her as a count, not over her socket.
+  // The follow's notification is made and delivered in the background (pool tasks, whose thread
+  // may have to start): both are done before alice's page opens, so that it reaches her as a
+  // count, not over her socket.
   await eventually("bob's follow in alice's notifications", 15_000, async () =>
     (await server.get('/api/me', { key: alice.key })).json.unread_notifications === 1 ? true : undefined,
   );
+  await eventually("bob's follow delivered", 15_000, async () => ((await metric(server, 'perch_notification_delivery_lag_events')) === 0 ? true : undefined));
   alicePage = await personPage(alice, undefined, async (p) => {
     aliceSockets = await watchWebSockets(p);
   });
