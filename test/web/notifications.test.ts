@@ -144,7 +144,8 @@ t.test('older notifications page in as the list scrolls', async (t) => {
   await waitInPage(page, `document.querySelectorAll('.notification').length === 24`);
   t.pass('all 22 arrived live');
   await page.reload();
-  await waitInPage(page, `document.querySelectorAll('.notification').length === 20`);
+  // At least the first page: the next may already have been fetched if the list's end was in view.
+  await waitInPage(page, `document.querySelectorAll('.notification').length >= 20`);
   await page.evaluate(() => (globalThis as any).window.scrollTo(0, (globalThis as any).document.body.scrollHeight));
   await waitInPage(page, `document.querySelectorAll('.notification').length === 24`);
   await waitInPage(page, `document.body.textContent.includes('That is every notification.')`);
@@ -259,7 +260,7 @@ t.test('the phone-width layout', async (t) => {
   t.teardown(() => phone.page.close());
   const p = phone.page;
   await p.goto(current().url + '/#/notifications');
-  await waitInPage(p, `document.querySelectorAll('.notification').length === 20`);
+  await waitInPage(p, `document.querySelectorAll('.notification').length >= 20`);
   t.equal(await overflowsSideways(p), false, 'notifications: nothing wider than 360 px');
   const nav = await p.$eval('nav[aria-label="Main"]', (n: any) => n.getBoundingClientRect().right);
   t.ok(nav <= 360, 'the navigation with its badge fits');

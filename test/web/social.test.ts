@@ -278,7 +278,8 @@ t.test('endless scrolling loads the next page as the end comes into view', async
 
 t.test('the phone-width layout (360 x 740)', async (t) => {
   const page = await personPage(carol, PHONE);
-  await waitInPage(page, `document.querySelectorAll('.post-list article').length === 20`);
+  // At least the first page: as in the test above, the next may already have been fetched.
+  await waitInPage(page, `document.querySelectorAll('.post-list article').length >= 20`);
   t.equal(await overflowsSideways(page), false, 'home: nothing wider than the screen');
   const navBox = await page.$eval('nav[aria-label="Main"]', (n: any) => n.getBoundingClientRect().toJSON());
   t.ok(navBox.right <= 360, 'the navigation fits');
@@ -308,10 +309,11 @@ t.test('a thread: the posts it answers above, its replies below, oldest first, p
   for (let i = 1; i <= 21; i++) more.push(await say(bob, `Idea number ${i}`, root));
 
   await bobPage.goto(`${server.url}/#/posts/${root}`);
-  await waitInPage(bobPage, `document.querySelectorAll('.thread-replies article').length === 20`);
+  // At least the first page: the next may already have been fetched if the list's end was in view.
+  await waitInPage(bobPage, `document.querySelectorAll('.thread-replies article').length >= 20`);
   t.equal(await textOf(bobPage, '#replies-title'), '22 replies');
   const ids = () => bobPage.$$eval('.thread-replies article', (els: any[]) => els.map((e) => e.dataset.postId));
-  t.same(await ids(), [first, ...more.slice(0, 19)], 'the first page, oldest first');
+  t.same((await ids()).slice(0, 20), [first, ...more.slice(0, 19)], 'the first page, oldest first');
   t.equal(await bobPage.$('.ancestors'), null, 'a post that answers nothing has nothing above it');
   await bobPage.evaluate(() => (globalThis as any).window.scrollTo(0, (globalThis as any).document.body.scrollHeight));
   await waitInPage(bobPage, `document.querySelectorAll('.thread-replies article').length === 22`);
