@@ -228,7 +228,8 @@ export class HomeTimelineReader {
       while (out.length < want && upper > floor + 1n) {
         const fetch = want - out.length + OVERFETCH;
         const lists: bigint[][] = [idsBelow(window, upper, fetch)];
-        for (const author of unfanned.authors()) if (followees.has(author)) lists.push(unfanned.idsBetween(author, floor, upper, fetch));
+        const fresh = unfanned.newestFollowed(followees, floor, upper, fetch);
+        if (fresh.length > 0) lists.push(fresh);
         for (const c of celebrities) {
           const f = followees.get(c)!;
           lists.push(this.store.authorIdsBetween(c, f.since > floor ? f.since : floor, upper, fetch));
