@@ -163,9 +163,6 @@ export class SocialStore {
         )
         .raw()
         .safeIntegers(true),
-      // Two plain statements: the table-valued pragma_data_version() costs more than both together.
-      dataVersion: db.prepare('PRAGMA data_version').pluck(),
-      totalChanges: db.prepare('SELECT total_changes()').pluck(),
       liveCounts: db
         .prepare('SELECT CAST(id AS TEXT), like_count, reply_count FROM posts WHERE id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL')
         .raw(),
@@ -334,15 +331,6 @@ export class SocialStore {
     const posts: UnfannedPost[] = [];
     for (const [, eventSeq, authorId, id] of rows) if (eventSeq !== null) posts.push([Number(eventSeq), authorId!, id!]);
     return { position: Number(rows[0][0]), posts };
-  }
-
-  /**
-   * A value that differs from the previous call's whenever the database may have changed in
-   * between: data_version moves with every commit of another connection (any thread or process),
-   * total_changes with every row this connection wrote. Equal values mean nothing was committed.
-   */
-  changeToken(): string {
-    return (this.s.dataVersion.get() as number) + ':' + (this.s.totalChanges.get() as number);
   }
 
   /** [id, like_count, reply_count] of the live posts among these ids, in one query (any order). */

@@ -6,6 +6,7 @@
 import type { Config } from '../config';
 import type { HotStore } from '../store/lmdb';
 import { topic, type PubSub } from '../pubsub/port';
+import { GenerationalMap } from '../core/generational-map';
 import { idsBelow, isWindow, mergeNewestFirst, windowFloor } from '../core/timeline-merge';
 import { homeTimelines, pulledAtReadTime, type HomeTimelineDb } from './home-timelines';
 import { postFields, type SocialStore, type TimelineRow } from './store';
@@ -16,7 +17,7 @@ import type { PostWithCounts } from './service';
 /**
  * The parts of a timeline item that never change once the post exists (posts are not edited and
  * handles are not renamed), serialised once per HTTP thread: `head` is the JSON of the item up to
- * `created_at`, `tail` its `author` object. Counts and liveness are read fresh on every request.
+ * `created_at`, `tail` its `author` object. Counts and liveness are kept apart (Visible).
  */
 interface PostParts {
   item: Omit<TimelineItem, 'like_count' | 'reply_count'>;
@@ -38,8 +39,14 @@ interface Visible {
   fetchedAt: number;
 }
 
-/** Per-thread caches are emptied when they grow beyond this many entries. */
-const CACHE_MAX = 50_000;
+/**
+ * Entries per generation of the per-thread caches of posts and of followee lists (GenerationalMap:
+ * at most twice this many are held). A page uses about 50 posts; what readers' first pages show
+ * stays, and posts scrolled past by everyone make way. Under a post load, new posts pass through
+ * at thousands a second: a larger bound would only hold more of those, which the heap then carries
+ * through every full collection.
+ */
+const GENERATION = 10_000;
 /** Last page bodies kept per thread (~15 KB each). */
 const BODIES_MAX = 1_000;
 /**
@@ -110,7 +117,7 @@ export class HomeTimelineReader {
   }
 
   /** Keyed by the id as a bigint (Map compares bigints by value), so reads never format ids. */
-  private readonly parts = new Map<bigint, PostParts>();
+  private readonly parts = new GenerationalMap<bigint, PostParts>(GENERATION);
   /** The outbox signal's value when the tail was last read, and when that was. */
   private signalSeen = -1;
   private tailReadAt = -Infinity;
@@ -118,9 +125,9 @@ export class HomeTimelineReader {
    * A post's counts and parts, or null for a post that is not live (deleted: for good). Counts
    * are read again once older than COUNTS_TTL_MS; a deletion drops the entry at once.
    */
-  private readonly counts = new Map<bigint, Visible | null>();
+  private readonly counts = new GenerationalMap<bigint, Visible | null>(GENERATION);
   /** Each reader's followees, until they follow or unfollow someone (or FOLLOWEES_TTL_MS). */
-  private readonly followees = new Map<string, Followees>();
+  private readonly followees = new GenerationalMap<string, Followees>(GENERATION);
   /**
    * The last body written per user with the entries it was made of: an entry is replaced when
    * its counts change, so the same entries (by identity) and cursor mean the same bytes.
@@ -148,7 +155,7 @@ export class HomeTimelineReader {
 
   /**
    * The whole response body, `{"items":[...],"next_cursor":...}`, as bytes: each item's JSON is
-   * encoded once per change token and the page is one copy of those bytes.
+   * encoded once per change of its counts and the page is one copy of those bytes.
    */
   readBody(userId: string, before: bigint, limit: number, cursorOf: (next: bigint | null) => string | null): Buffer {
     const page = this.visible(userId, before, limit);
@@ -263,7 +270,6 @@ export class HomeTimelineReader {
       if (celebrity) celebrities.push(f.id);
     }
     byAuthor.set(userId, { since: 0n, celebrity: false });
-    if (this.followees.size >= CACHE_MAX) this.followees.clear();
     const result = { byAuthor, celebrities, fetchedAt: now };
     this.followees.set(userId, result);
     return result;
@@ -295,8 +301,6 @@ export class HomeTimelineReader {
 
   private refreshCounts(ids: bigint[], now: number): void {
     const counts = this.counts;
-    if (counts.size + ids.length > CACHE_MAX) counts.clear();
-    if (this.parts.size + ids.length > CACHE_MAX) this.parts.clear();
     const live: Array<[bigint, number, number]> = [];
     const missing: bigint[] = [];
     for (const [key, likes, replies] of this.store.liveCounts(ids)) {
