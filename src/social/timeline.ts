@@ -102,6 +102,8 @@ export class HomeTimelineReader {
    * answers their writes (writer/writer.ts): a post answered 201 has moved it. `pubsub` carries
    * deletions and follow changes from the thread that made them (and AUTHOR_PULLED from the
    * fan-out); the caller calls dropPost and followsChanged itself for its own thread's changes.
+   * `cacheGeneration`: entries per generation of the caches (GENERATION unless a test needs them
+   * small).
    */
   constructor(
     private readonly store: SocialStore,
@@ -109,15 +111,19 @@ export class HomeTimelineReader {
     private readonly config: Config,
     private readonly outboxSignal: Int32Array,
     pubsub?: PubSub,
+    cacheGeneration = GENERATION,
   ) {
     this.db = homeTimelines(hot);
+    this.parts = new GenerationalMap(cacheGeneration);
+    this.counts = new GenerationalMap(cacheGeneration);
+    this.followees = new GenerationalMap(cacheGeneration);
     pubsub?.subscribe(POST_DELETED, (m) => this.dropPost(m.id));
     pubsub?.subscribe(FOLLOWS_CHANGED, (m) => this.followsChanged(m.userId));
     pubsub?.subscribe(AUTHOR_PULLED, () => this.followees.clear());
   }
 
   /** Keyed by the id as a bigint (Map compares bigints by value), so reads never format ids. */
-  private readonly parts = new GenerationalMap<bigint, PostParts>(GENERATION);
+  private readonly parts: GenerationalMap<bigint, PostParts>;
   /** The outbox signal's value when the tail was last read, and when that was. */
   private signalSeen = -1;
   private tailReadAt = -Infinity;
@@ -125,9 +131,9 @@ export class HomeTimelineReader {
    * A post's counts and parts, or null for a post that is not live (deleted: for good). Counts
    * are read again once older than COUNTS_TTL_MS; a deletion drops the entry at once.
    */
-  private readonly counts = new GenerationalMap<bigint, Visible | null>(GENERATION);
+  private readonly counts: GenerationalMap<bigint, Visible | null>;
   /** Each reader's followees, until they follow or unfollow someone (or FOLLOWEES_TTL_MS). */
-  private readonly followees = new GenerationalMap<string, Followees>(GENERATION);
+  private readonly followees: GenerationalMap<string, Followees>;
   /**
    * The last body written per user with the entries it was made of: an entry is replaced when
    * its counts change, so the same entries (by identity) and cursor mean the same bytes.
@@ -283,50 +289,80 @@ export class HomeTimelineReader {
   private collect(ids: bigint[], followees: Map<string, Followee>, out: Visible[], want: number, now: number): void {
     if (ids.length === 0) return;
     const counts = this.counts;
+    // Each id's entry is looked up once: refreshing writes to the cache, which can retire the
+    // generation holding another id's entry (GenerationalMap).
+    const found: Array<Visible | null | undefined> = new Array(ids.length);
     let stale: bigint[] | null = null;
-    for (const id of ids) {
-      const v = counts.get(id);
-      if (v === undefined || (v !== null && now - v.fetchedAt >= COUNTS_TTL_MS)) (stale ??= []).push(id);
+    for (let i = 0; i < ids.length; i++) {
+      const v = counts.get(ids[i]);
+      found[i] = v;
+      if (v === undefined || (v !== null && now - v.fetchedAt >= COUNTS_TTL_MS)) (stale ??= []).push(ids[i]);
     }
-    if (stale !== null) this.refreshCounts(stale, now);
-    for (const id of ids) {
+    if (stale !== null) {
+      const fresh = this.refreshCounts(stale, now);
+      for (let i = 0; i < ids.length; i++) {
+        const v = fresh.get(ids[i]);
+        if (v !== undefined) found[i] = v;
+      }
+    }
+    for (let i = 0; i < ids.length; i++) {
       if (out.length >= want) return;
-      const v = counts.get(id);
+      const v = found[i];
       if (!v) continue; // deleted
       const f = followees.get(v.parts.item.author_id);
-      if (!f || id <= f.since) continue; // unfollowed, or posted before the follow
+      if (!f || ids[i] <= f.since) continue; // unfollowed, or posted before the follow
       out.push(v);
     }
   }
 
-  private refreshCounts(ids: bigint[], now: number): void {
-    const counts = this.counts;
-    const live: Array<[bigint, number, number]> = [];
-    const missing: bigint[] = [];
-    for (const [key, likes, replies] of this.store.liveCounts(ids)) {
-      const id = BigInt(key);
-      live.push([id, likes, replies]);
-      if (!this.parts.has(id)) missing.push(id);
-    }
-    if (missing.length > 0) {
-      for (const row of this.store.hydrate(missing)) this.parts.set(BigInt(row.id), partsOf(row));
-    }
-    const alive = new Set<bigint>();
-    for (const [id, likes, replies] of live) {
+  /**
+   * Reads the counts (and liveness) of `ids` again: one query for those whose fixed parts this
+   * thread has, one that brings parts and counts together for the others. Each id's parts are
+   * held from the start, never looked up again after the cache was written to: a write can retire
+   * a generation, and a live post whose parts went with it must not be taken for a deleted one.
+   */
+  private refreshCounts(ids: bigint[], now: number): Map<bigint, Visible | null> {
+    const known = new Map<bigint, PostParts>();
+    const unknown: bigint[] = [];
+    for (const id of ids) {
       const parts = this.parts.get(id);
-      // No parts: deleted between the two queries.
-      if (!parts) continue;
-      alive.add(id);
-      const previous = counts.get(id);
-      if (previous && previous.likes === likes && previous.replies === replies) {
+      if (parts) known.set(id, parts);
+      else unknown.push(id);
+    }
+    const result = new Map<bigint, Visible | null>();
+    const counts = this.counts;
+    const update = (id: bigint, parts: PostParts, likes: number, replies: number) => {
+      let v = counts.get(id);
+      if (v && v.likes === likes && v.replies === replies) {
         // Unchanged: the same object, so pages made of it keep their bytes.
-        previous.fetchedAt = now;
+        v.fetchedAt = now;
       } else {
-        counts.set(id, { parts, likes, replies, json: null, fetchedAt: now });
+        v = { parts, likes, replies, json: null, fetchedAt: now };
+        counts.set(id, v);
+      }
+      result.set(id, v);
+    };
+    if (known.size > 0) {
+      for (const [key, likes, replies] of this.store.liveCounts([...known.keys()])) {
+        const id = BigInt(key);
+        update(id, known.get(id)!, likes, replies);
+      }
+    }
+    if (unknown.length > 0) {
+      for (const row of this.store.hydrate(unknown)) {
+        const id = BigInt(row.id);
+        const parts = partsOf(row);
+        this.parts.set(id, parts);
+        update(id, parts, row.like_count, row.reply_count);
       }
     }
     // An id asked about that has no row is not live: deleted, for good.
-    for (const id of ids) if (!alive.has(id)) counts.set(id, null);
+    for (const id of ids) {
+      if (result.has(id)) continue;
+      counts.set(id, null);
+      result.set(id, null);
+    }
+    return result;
   }
 }
 

@@ -49,3 +49,34 @@ t.test('posts the fan-out has not reached are in the timeline, above a window th
   t.same(ids(), ['5002', '5001', '5000'], 'a new post shows before its fan-out');
   t.same(reader.read(READER, 5002n, 1).items.map((p) => p.id), ['5001'], 'paging below it');
 });
+
+t.test('caches far smaller than a page: every live post still shows, none is taken for deleted', async (t) => {
+  const { dir, db } = tempStore(t, 'perch-reader-small-');
+  const hot = openHotStore(dir);
+  t.teardown(() => hot.close());
+  addUsers(db, { [AUTHOR]: 'author', [READER]: 'reader' }, now);
+  const group = groupCommit(db);
+  const outboxSignal = new Int32Array(1);
+  const commit = (...ops: Array<[string, unknown]>) => {
+    t.ok(group.commit(ops).every((o) => o.ok), 'committed');
+    Atomics.add(outboxSignal, 0, 1);
+  };
+  const post = (id: number): [string, unknown] => ['createPost', { id: String(id), authorId: AUTHOR, text: 'post ' + id, mediaIds: [], replyTo: null, createdAt: now }];
+  // Generations of 3 entries: every refresh of a page retires several of them as it writes.
+  const reader = new HomeTimelineReader(new SocialStore(db), hot, loadConfig({ env: {} }), outboxSignal, undefined, 3);
+  commit(['follow', { followerId: READER, followeeId: AUTHOR, sinceId: '100', now }]);
+  const made: number[] = [];
+  for (let id = 5000; id < 5030; id++) {
+    commit(post(id));
+    made.unshift(id);
+  }
+  const newest = (n: number) => made.slice(0, n).map(String);
+  t.same(reader.read(READER, TOP, 20).items.map((p) => p.id), newest(20), 'the first page, whole');
+  for (let id = 5030; id < 5040; id++) {
+    commit(post(id));
+    made.unshift(id);
+    t.same(reader.read(READER, TOP, 20).items.map((p) => p.id), newest(20), `after post ${id}: the newest 20, whole`);
+  }
+  t.same(reader.read(READER, BigInt(made[19]), 25).items.map((p) => p.id), made.slice(20, 40).map(String), 'and the page below');
+  t.same(reader.read(READER, TOP, 40).items.map((p) => p.id), newest(40), 'every post, read again from caches that kept few');
+});
