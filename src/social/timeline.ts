@@ -44,9 +44,8 @@ interface Visible {
  * at most twice this many are held). A page uses about 50 posts; what readers' first pages show
  * stays, and posts scrolled past by everyone make way. Under a post load, new posts pass through
  * at thousands a second: a larger bound would only hold more of those, which the heap then carries
- * through every full collection (under `perch bench readwrite`, 10,000 per generation held about
- * 55 MiB more at the peak than 2,000, for the same rates). A reader whose page is not held pays
- * one query for it, as every reader did before there was a cache.
+ * through every full collection (bench/HISTORY.md, "2026-11-24, evening"). A reader whose page
+ * is not held pays one query for it, as every reader did before there was a cache.
  */
 const GENERATION = 2_000;
 /** Last page bodies kept per thread (~15 KB each). */
