@@ -3,6 +3,7 @@
 // (its own database file, read on this thread's connection); every candidate is then hydrated from
 // the main database like a timeline item, which also drops posts deleted since they were indexed,
 // so a deleted post never shows even before the indexer has removed it.
+import { GenerationalMap } from '../core/generational-map';
 import { postFields, type SocialStore } from '../social/store';
 import type { TimelineItem } from '../social/timeline';
 import type { Suggestion } from '../core/suggestions';
@@ -29,16 +30,18 @@ export interface SearchPage<P> {
 /** Extra candidates read per step, so that a few deleted posts rarely need a second step. */
 const OVERFETCH = 4;
 /**
- * The fixed parts of posts kept per thread: a post is never edited and a handle never renamed,
- * so only liveness and counts are read per request. Emptied when it grows beyond this.
+ * Entries per generation of the fixed parts of posts kept per thread (GenerationalMap: at most
+ * twice this many): a post is never edited and a handle never renamed, so only liveness and
+ * counts are read per request.
  */
-const PARTS_MAX = 50_000;
+const PARTS_GENERATION = 10_000;
 
 type PostParts = Omit<SearchItem, 'like_count' | 'reply_count'>;
 
 export class SearchService {
-  private readonly parts = new Map<string, PostParts>();
+  private readonly parts: GenerationalMap<string, PostParts>;
 
+  /** `partsGeneration`: entries per generation of the parts cache (small only in tests). */
   constructor(
     private readonly index: SearchIndexStore,
     private readonly posts: SocialStore,
@@ -46,7 +49,10 @@ export class SearchService {
     private readonly snapshots: RelevanceSnapshots,
     private readonly stream: QueryStream,
     private readonly halfLifeMs: number,
-  ) {}
+    partsGeneration = PARTS_GENERATION,
+  ) {
+    this.parts = new GenerationalMap(partsGeneration);
+  }
 
   /** Posts matching every term (`match`: null for none), newest first, below `before`. */
   recent(match: string | null, before: bigint, limit: number): SearchPage<bigint> {
@@ -97,25 +103,33 @@ export class SearchService {
   /**
    * Appends the live posts among `ids` (in their order) to `out`, up to `want`, telling `kept`
    * the index in `ids` of each one appended. One query reads which are live and their counts; the
-   * fixed parts of a post are read once per thread and kept.
+   * fixed parts of a post are read once per thread and kept. Each post's parts are held for the
+   * request as they are found or fetched: writing to the cache can retire the generation holding
+   * another's, and a live post must not be skipped for it.
    */
   private collect(ids: bigint[], out: SearchItem[], want: number, kept?: (i: number) => void): void {
     if (ids.length === 0) return;
     const live = new Map<string, [number, number]>();
+    const parts = new Map<string, PostParts>();
     let missing: bigint[] | null = null;
     for (const [id, likes, replies] of this.posts.liveCounts(ids)) {
       live.set(id, [likes, replies]);
-      if (!this.parts.has(id)) (missing ??= []).push(BigInt(id));
+      const known = this.parts.get(id);
+      if (known) parts.set(id, known);
+      else (missing ??= []).push(BigInt(id));
     }
     if (missing !== null) {
-      if (this.parts.size + missing.length > PARTS_MAX) this.parts.clear();
-      for (const row of this.posts.hydrate(missing)) this.parts.set(row.id, { ...postFields(row), author: { id: row.author_id, handle: row.handle } });
+      for (const row of this.posts.hydrate(missing)) {
+        const fetched = { ...postFields(row), author: { id: row.author_id, handle: row.handle } };
+        this.parts.set(row.id, fetched);
+        parts.set(row.id, fetched);
+      }
     }
     for (let i = 0; i < ids.length; i++) {
       if (out.length >= want) return;
       const key = ids[i].toString();
       const counts = live.get(key);
-      const p = counts && this.parts.get(key);
+      const p = counts && parts.get(key);
       if (!counts || !p) continue; // deleted (or deleted between the two reads)
       kept?.(i);
       out.push({

@@ -20,8 +20,8 @@ async function indexed(f: SearchFixture, author: string, texts: string[], firstI
   return ids;
 }
 
-function service(f: SearchFixture): SearchService {
-  return new SearchService(f.engine.store, new SocialStore(f.db), new SuggestionIndex(f.hot), new RelevanceSnapshots(f.hot, 1), new QueryStream(f.hot, 1), 3_600_000);
+function service(f: SearchFixture, partsGeneration?: number): SearchService {
+  return new SearchService(f.engine.store, new SocialStore(f.db), new SuggestionIndex(f.hot), new RelevanceSnapshots(f.hot, 1), new QueryStream(f.hot, 1), 3_600_000, partsGeneration);
 }
 
 const match = (q: string) => {
@@ -61,6 +61,17 @@ t.test('recent pages: newest first, deleted posts skipped, nothing twice, nothin
     before = p.next;
   }
   t.same(seen, live);
+});
+
+t.test('a parts cache far smaller than a page: every live match still shows', async (t) => {
+  const f = await searchFixture(t);
+  const ids = await indexed(f, BOB, Array.from({ length: 30 }, (_, i) => `gamma number ${i}`), 3000n);
+  // Generations of 2 entries: hydrating a page retires several, including posts already known.
+  const s = service(f, 2);
+  const newest = [...ids].reverse();
+  t.same(s.recent(match('gamma'), TOP, 10).items.map((i) => i.id), newest.slice(0, 10), 'the first page, whole');
+  t.same(s.recent(match('gamma'), TOP, 25).items.map((i) => i.id), newest.slice(0, 25), 'known and new posts together');
+  t.same(s.recent(match('gamma'), TOP, 30).items.map((i) => i.id), newest, 'every match');
 });
 
 t.test('relevance pages: best first, then newest; the pages are slices of one ranking while the index changes', async (t) => {
