@@ -1,7 +1,7 @@
 // The keys of a browser's push subscription (RFC 8291): `p256dh`, the user agent's P-256 public
 // key as an uncompressed point, and `auth`, a 16-byte secret, both base64url. A malformed key would
 // only fail later, in every encryption for that subscription, so it is refused when subscribing.
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 
 const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
 
@@ -27,4 +27,17 @@ export function p256dhProblem(raw: string): string | null {
 export function authSecretProblem(raw: string): string | null {
   const bytes = decode(raw);
   return bytes && bytes.length === 16 ? null : 'must be 16 bytes, base64url';
+}
+
+/**
+ * A new VAPID key pair (RFC 8292): the public key as an uncompressed P-256 point (65 bytes), the
+ * private key as its 32-byte scalar, both base64url, the form browsers and web-push take. Made
+ * here rather than by web-push so that a first start does not load web-push and what it requires
+ * for good into the main thread's heap (docs/memory.md); JWK coordinates are always full length.
+ */
+export function newVapidKeys(): { publicKey: string; privateKey: string } {
+  const jwk = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
+  const x = Buffer.from(jwk.x as string, 'base64url');
+  const y = Buffer.from(jwk.y as string, 'base64url');
+  return { publicKey: Buffer.concat([Buffer.from([0x04]), x, y]).toString('base64url'), privateKey: jwk.d as string };
 }

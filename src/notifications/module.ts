@@ -17,7 +17,8 @@ import { log } from '../log';
 import type { DeliveryResult } from './delivery';
 import { MIGRATIONS } from './migrations';
 import { clearStalePresence } from './presence';
-import { PUSH_OUTCOMES, PushSender, webPush, type PushOutcome } from './push-sender';
+import { PUSH_OUTCOMES, PushSender, type PushOutcome } from './push-sender';
+import { newVapidKeys } from '../core/push-keys';
 import { notificationRoutes } from './routes';
 import { NotificationService } from './service';
 import { ACTION_EVENTS, DELIVERY_CONSUMER, GENERATION_POSITION, NOTIFICATION_EVENT, NotificationStore } from './store';
@@ -121,7 +122,7 @@ export const notifications: Capability = {
     if (store.vapidKeys()) return;
     // Written on the supervisor's own connection, once in the life of a data directory: before the
     // threads start, the writer may not run yet (with one HTTP thread it runs inside it).
-    const keys = webPush().generateVAPIDKeys();
+    const keys = newVapidKeys();
     ctx.sqlite.transaction(() => store.ensureVapidKeys(keys.publicKey, keys.privateKey)).immediate();
     log.info('VAPID key pair generated for Web Push');
   },

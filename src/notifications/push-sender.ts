@@ -238,10 +238,9 @@ export function retryAfter(value: string | undefined, now = Date.now()): number 
 }
 
 /**
- * web-push, loaded when first needed (the first message made, the VAPID key pair of a new data
- * directory): a server nobody subscribed to never needs it, and a module loaded stays in the heap
- * of the thread for good (docs/memory.md).
+ * web-push, loaded when the first message is made: a server nobody subscribed to never needs it,
+ * and a module loaded stays in the heap of the thread for good (docs/memory.md).
  */
-export function webPush(): typeof import('web-push') {
+function webPush(): typeof import('web-push') {
   return require('web-push') as typeof import('web-push');
 }

@@ -41,6 +41,8 @@ function poolSearch(ctx: TaskContext): PoolSearch {
       suggestions: new SuggestionIndex(ctx.hot),
     };
     opened.set(ctx, s);
+    const engine = s.engine;
+    ctx.onEnd?.push(() => engine.close());
   }
   return s;
 }

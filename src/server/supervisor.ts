@@ -22,6 +22,7 @@ import { log, errorFields, configureLog, LOG_FORMAT_VARIABLE } from '../log';
 import { aggregateMetrics, type MetricsJson } from '../http/metrics';
 import { loadNativeUws } from '../http/uws';
 import { openSqlite, type Sqlite } from '../store/sqlite';
+import { startupTasks } from './startup-tasks';
 import { migrate } from '../store/migration';
 import { clearStaleReaders, openHotStore, tolerateHotStoreCommitFailures, type HotStore } from '../store/lmdb';
 import { leaseNodeId, liveLeases } from '../store/node-lease';
@@ -424,15 +425,19 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   try {
     await startWriter();
-    // The work before listening (a first fill of the code pool, a first search index) runs in a
-    // pool of its own, ended once it is done: in the server's pool, the threads it started would
-    // stay up, with their heaps, for the idle timeout after start (docs/memory.md).
-    const startupPool = createPool(config, dataDir, memoryTable.buffer);
-    const prepareContext: BackgroundContext = { ...bgContext, runTask: taskRunner(startupPool) };
-    await Promise.all(
-      CAPABILITIES.map((c) => c.prepare?.(prepareContext).catch((err) => log.error('background preparation failed', { capability: c.name, ...errorFields(err) }))),
-    );
-    await startupPool.destroy();
+    // The work before listening (a first fill of the code pool, a first search index) runs on
+    // this thread (server/startup-tasks.ts): in the server's pool, the threads it started would
+    // stay up, with their heaps, for the idle timeout after start, and any thread started for it
+    // leaves its malloc arena behind (docs/memory.md).
+    const startup = startupTasks(config, dataDir, hot);
+    const prepareContext: BackgroundContext = { ...bgContext, runTask: startup.runTask };
+    try {
+      await Promise.all(
+        CAPABILITIES.map((c) => c.prepare?.(prepareContext).catch((err) => log.error('background preparation failed', { capability: c.name, ...errorFields(err) }))),
+      );
+    } finally {
+      startup.end();
+    }
     for (let i = 0; i < config.server.threads; i++) threads.push(await startThread(i));
   } catch (err) {
     process.stderr.write(`perch: ${(err as Error).message}\n`);

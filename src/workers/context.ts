@@ -16,6 +16,12 @@ export interface TaskContext {
    * pool thread has one; a context made for a test may leave it out.
    */
   pubsub?: PubSub;
+  /**
+   * Closes handles a task opened and keeps for this context's later tasks. A pool thread's ending
+   * closes its own; a context that ends while the process goes on (the work before the server
+   * listens, run on the main thread: server/startup-tasks.ts) calls these.
+   */
+  onEnd?: Array<() => void>;
 }
 
 export type TaskHandler<P = any, R = unknown> = (ctx: TaskContext, payload: P) => R | Promise<R>;

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { createECDH, randomBytes } from 'node:crypto';
 import { checkEndpoint, isLocalHostName, isPublicAddress } from '../../src/core/public-address';
-import { authSecretProblem, p256dhProblem } from '../../src/core/push-keys';
+import { authSecretProblem, newVapidKeys, p256dhProblem } from '../../src/core/push-keys';
 
 t.test('isPublicAddress', async (t) => {
   for (const a of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '2a00:1450:4001::1']) t.ok(isPublicAddress(a), a);
@@ -55,4 +55,22 @@ t.test('push subscription keys', async (t) => {
   t.equal(authSecretProblem(randomBytes(16).toString('base64url')), null);
   t.equal(authSecretProblem(randomBytes(15).toString('base64url')), 'must be 16 bytes, base64url');
   t.equal(authSecretProblem(''), 'must be 16 bytes, base64url');
+});
+
+t.test('a new VAPID key pair is a P-256 pair in the form web-push signs with', async (t) => {
+  const keys = newVapidKeys();
+  const pub = Buffer.from(keys.publicKey, 'base64url');
+  const priv = Buffer.from(keys.privateKey, 'base64url');
+  t.equal(pub.length, 65);
+  t.equal(pub[0], 0x04, 'an uncompressed point');
+  t.equal(p256dhProblem(keys.publicKey), null, 'on the curve');
+  t.equal(priv.length, 32);
+  // The private scalar gives back the same public point.
+  const ecdh = createECDH('prime256v1');
+  ecdh.setPrivateKey(priv);
+  t.same(ecdh.getPublicKey(), pub, 'the two keys are one pair');
+  const webPush = (await import('web-push')).default;
+  const headers = webPush.getVapidHeaders('https://push.example.com', 'mailto:admin@example.com', keys.publicKey, keys.privateKey, 'aes128gcm');
+  t.match(headers.Authorization, /^vapid t=[\w-]+\.[\w-]+\.[\w-]+, k=[\w-]+$/);
+  t.not(newVapidKeys().privateKey, keys.privateKey, 'each pair is new');
 });
