@@ -1,14 +1,23 @@
 // The click queue: a durable queue in LMDB, appended to by the redirect path without waiting, and
 // drained in batches by a pool task into SQLite aggregates. The redirect path only pushes onto an
-// in-memory array; once per event-loop turn (setImmediate) the turn's clicks go to LMDB as one
-// un-awaited put. That is the batching lmdb-js applies to un-awaited puts anyway (they sit in
-// memory until the turn's batch commits), at one entry per turn instead of one per click, which
-// keeps both the write and the later drain cheap. Keys are [ms of the first click, node id,
-// sequence]: time-ordered, and unique across threads and processes because node ids are leased.
+// in-memory array; the clicks gathered go to LMDB as one un-awaited put (one queue entry) when
+// they reach about ENTRY_BYTES encoded, or ENTRY_WINDOW_MS after the first of them, whichever
+// comes first. Keys are [ms of the first click, node id, sequence]: time-ordered, and unique
+// across threads and processes because node ids are leased.
+//
+// Why entries of that size: LMDB's file keeps the largest the queue ever was, in pages, and a
+// page holds whole entries. One entry per event-loop turn, as the queue first had, meant entries
+// of two or three clicks under a redirect load (turns of a few tens of microseconds), each with
+// its own key and node header, in pages that sequential inserts leave half full: a few seconds of
+// clicks took 15 MiB of file and of resident memory. An entry that stays under the largest value
+// LMDB keeps inside a page (about 2 KiB with 4 KiB pages) never needs overflow pages, which need
+// runs of contiguous free pages and make the file grow when the free ones are scattered
+// (docs/memory.md). The window bounds how long a click waits in memory on a quiet server.
+//
 // A person's click carries its User-Agent to the drain, which derives the browser and OS families
-// from it and stores only those; the redirect path never parses one. A batch holds each distinct
-// User-Agent once and its clicks refer to it by index, so a busy turn's thousands of clicks from a
-// few browsers write a few strings, not thousands.
+// from it and stores only those; the redirect path never parses one. An entry holds each distinct
+// User-Agent once and its clicks refer to it by index, so clicks from a few browsers write a few
+// strings, not one each.
 import { aggregateClicks, splitAggregate, type ClickAggregate, type ClickEvent } from '../core/clicks';
 import { FamilyMemo } from '../core/user-agent';
 import { errorFields, log } from '../log';
@@ -27,8 +36,17 @@ export type ClickBatch = Array<string | number | string[]>;
 const FIELDS = 4;
 const BOT = -1;
 
-/** Clicks per LMDB entry at most; a busier turn writes several entries. */
-const MAX_BATCH_CLICKS = 4096;
+/**
+ * The encoded size (msgpack, estimated from below) at which the clicks gathered are written as
+ * one entry: with its key, under the 2,038 bytes LMDB keeps inside a 4 KiB page.
+ */
+export const ENTRY_BYTES = 1800;
+/** The longest the first click of an entry waits in memory before the entry is written. */
+export const ENTRY_WINDOW_MS = 20;
+/** msgpack's bytes around an entry: its array, the User-Agent list's array, their headers. */
+const ENTRY_OVERHEAD = 6;
+/** msgpack's bytes for a click beside its two strings: the two string headers, the time, the agent. */
+const CLICK_OVERHEAD = 12;
 
 function onClickWriteError(err: unknown): void {
   log.error('click enqueue failed', errorFields(err));
@@ -49,12 +67,18 @@ export class ClickQueue {
   private lastIndex = -1;
   private pending: ClickBatch = [this.agents];
   private firstMs = 0;
+  /** The pending entry's encoded size, estimated from below. */
+  private bytes = 0;
+  private timer: NodeJS.Timeout | undefined;
   private lastWrite: Promise<boolean> | undefined;
-  private readonly flushSoon: () => void;
+  private readonly flushLater: () => void;
 
   constructor(hot: HotStore, private readonly nodeId: number) {
     this.db = openClickQueue(hot);
-    this.flushSoon = () => this.flush();
+    this.flushLater = () => {
+      this.timer = undefined;
+      this.flush();
+    };
   }
 
   /**
@@ -65,7 +89,8 @@ export class ClickQueue {
     const p = this.pending;
     if (p.length === 1) {
       this.firstMs = atMs;
-      setImmediate(this.flushSoon);
+      this.bytes = ENTRY_OVERHEAD;
+      this.timer = setTimeout(this.flushLater, ENTRY_WINDOW_MS);
     }
     let agent = BOT;
     if (!bot) {
@@ -77,17 +102,23 @@ export class ClickQueue {
           agent = this.agents.length;
           this.agents.push(userAgent);
           this.agentIndex.set(userAgent, agent);
+          this.bytes += 3 + userAgent.length;
         }
         this.lastAgent = userAgent;
         this.lastIndex = agent;
       }
     }
     p.push(code, atMs, referrer, agent);
-    if (p.length >= 1 + MAX_BATCH_CLICKS * FIELDS) this.flush();
+    this.bytes += CLICK_OVERHEAD + code.length + referrer.length;
+    if (this.bytes >= ENTRY_BYTES) this.flush();
   }
 
   /** Writes the clicks pushed so far as one queue entry (un-awaited). */
   flush(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
     const batch = this.pending;
     if (batch.length === 1) return;
     this.agents = [];
@@ -104,7 +135,7 @@ export class ClickQueue {
 }
 
 export interface QueueState {
-  /** Queue entries (one per event-loop turn of an HTTP thread that served redirects). */
+  /** Queue entries (each up to about ENTRY_BYTES of clicks, or ENTRY_WINDOW_MS of them). */
   depth: number;
   /** Seconds since the oldest queued click; 0 when empty. */
   lagSeconds: number;

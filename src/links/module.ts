@@ -112,7 +112,7 @@ export const links: Capability = {
     });
     new Gauge({
       name: 'perch_click_queue_depth',
-      help: 'Click batches (one per event-loop turn of an HTTP thread) waiting to be aggregated.',
+      help: 'Click queue entries (up to about 1,800 bytes or 20 ms of clicks each) waiting to be aggregated.',
       registers: [registry],
       collect() {
         this.set(clickQueueState(queue).depth);
