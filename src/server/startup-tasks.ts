@@ -16,8 +16,10 @@ export interface StartupTasks {
 }
 
 /**
- * Runs tasks in this thread, one at a time, each to its end before the next starts. They get a
- * SQLite connection of their own (closed by `end`, with whatever the tasks opened) and `hot`.
+ * Runs tasks in this thread, one at a time, each to its end before the next starts, as a pool
+ * thread runs its tasks. They get `hot` and a SQLite connection of their own, as in a pool thread,
+ * rather than the supervisor's: `end` closes it, with whatever the tasks opened, and with it the
+ * page cache a first index of many posts filled.
  */
 export function startupTasks(config: Config, dataDir: string, hot: HotStore): StartupTasks {
   const ctx: TaskContext = { config, dataDir, sqlite: openSqlite(dataDir), hot, onEnd: [] };
@@ -25,9 +27,8 @@ export function startupTasks(config: Config, dataDir: string, hot: HotStore): St
   const run = (table: TaskTable, task: string, payload?: unknown): Promise<unknown> => {
     const handler = Object.hasOwn(table, task) ? table[task] : undefined;
     if (!handler) return Promise.reject(new Error(`unknown task ${task}`));
-    // One after another, as the pool's tasks of one thread are: a task that awaits must not let
-    // another write beside it on the same connection.
-    // Each task starts from a fresh LMDB snapshot, as in a pool thread (workers/pool-thread.ts).
+    // One after another: a task that awaits must not let another write beside it on the same
+    // connection. Each starts from a fresh LMDB snapshot, as in a pool thread (workers/pool-thread.ts).
     const result = queue.then(() => {
       hot.root.resetReadTxn();
       return handler(ctx, payload);

@@ -2,8 +2,6 @@
 // task tables as the pool, one task at a time, on a connection of its own that `end` closes with
 // whatever the tasks opened.
 import t from 'tap';
-import { rmSync } from 'node:fs';
-import { migrateAll } from '../../src/capabilities';
 import { loadConfig } from '../../src/config';
 import { CodePool } from '../../src/links/code-pool';
 import { LINK_TASKS } from '../../src/links/tasks';
@@ -11,20 +9,13 @@ import { openSearchDb, SearchIndexStore } from '../../src/search/store';
 import { SEARCH_TASKS } from '../../src/search/tasks';
 import { startupTasks } from '../../src/server/startup-tasks';
 import { openHotStore } from '../../src/store/lmdb';
-import { openSqlite } from '../../src/store/sqlite';
 import type { TaskContext, TaskTable } from '../../src/workers/context';
-import { tempDataDir } from '../helpers/server';
+import { tempStore, type Teardown } from '../helpers/store';
 
-function setUp(t: { teardown(fn: () => unknown): void }) {
-  const dir = tempDataDir('perch-startup-');
-  const db = openSqlite(dir);
-  migrateAll(db);
-  db.close();
+function setUp(t: Teardown) {
+  const { dir } = tempStore(t, 'perch-startup-');
   const hot = openHotStore(dir);
-  t.teardown(async () => {
-    await hot.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  t.teardown(() => hot.close());
   const config = loadConfig({ env: {}, overrides: { links: { pool_target: 300, pool_low_water: 100 } } });
   return { dir, hot, config };
 }
