@@ -99,9 +99,15 @@ export class RedirectCache {
     this.memory.set(code, e);
   }
 
-  /** Drops a code from this thread's memory only. */
+  /**
+   * Drops a code from this thread's memory, and this thread's LMDB snapshot with it. lmdb-js keeps
+   * a thread's read snapshot until a timer of its own, so an invalidation handled in the same
+   * event-loop turn as an earlier read would otherwise let the next lookup find the old entry in
+   * that snapshot, not the tombstone, and remember it for a whole TTL.
+   */
   forget(code: string): void {
     this.memory.delete(code);
+    this.db.resetReadTxn();
   }
 
   /**

@@ -1,6 +1,7 @@
 // The LMDB/SQLite pieces of the short-link capability, on real stores in a temporary data dir.
 import t, { type Test } from 'tap';
 import { rmSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { tempDataDir } from '../helpers/server';
 import { openSqlite } from '../../src/store/sqlite';
 import { migrateAll } from '../../src/capabilities';
@@ -190,6 +191,52 @@ t.test('the redirect cache: miss → SQLite, TTL as safety net, dropShared', asy
   cache.forget('cache01');
   cache.invalidateShared('cache01', now + 1001);
   t.same(cache.lookup('cache01', now + 1002), ['https://newer.example', 0, now + 1002, 1], 'a password link is marked in its entry');
+});
+
+t.test("an invalidation from another thread reaches this thread's next lookup, though its LMDB snapshot is older", async (t) => {
+  // HTTP threads are worker threads of one process: the thread that deletes a link writes the
+  // tombstone, and the others learn of it through the publish/subscribe port (forget). lmdb-js keeps
+  // a thread's read snapshot until a timer of its own, so a message handled in the same event-loop
+  // turn as an earlier read must not leave the next lookup reading the entry from that snapshot.
+  const now = Date.now();
+  store.insert({ code: 'snap001', id: '9401', ownerId: '1', url: 'https://a.example/snap', domain: 'a.example', createdMs: now - 5000, expiresMs: null });
+  const cache = new RedirectCache(hot, store, 3_600_000);
+  t.same(cache.lookup('snap001', now)![0], 'https://a.example/snap');
+  await cache.db.committed;
+  const signal = new Int32Array(new SharedArrayBuffer(8));
+  const source = `
+    const { workerData, parentPort } = require('node:worker_threads');
+    const { openHotStore } = require(workerData.lmdb);
+    const { REDIRECT_CACHE_DB, TOMBSTONE } = require(workerData.cache);
+    const hot = openHotStore(workerData.dir);
+    const db = hot.db(REDIRECT_CACHE_DB);
+    const signal = workerData.signal;
+    parentPort.postMessage('ready');
+    Atomics.wait(signal, 0, 0);
+    db.putSync('snap001', ['', TOMBSTONE, workerData.at, 0]);
+    Atomics.store(signal, 1, 1);
+    Atomics.notify(signal, 1);
+    hot.close().then(() => parentPort.postMessage('closed'));`;
+  const worker = new Worker(source, {
+    eval: true,
+    workerData: { dir, signal, at: now + 1, lmdb: require.resolve('../../src/store/lmdb'), cache: require.resolve('../../src/links/cache') },
+  });
+  t.teardown(() => worker.terminate());
+  await new Promise((resolve) => worker.once('message', resolve));
+  const closed = new Promise((resolve) => worker.once('message', resolve));
+  // One synchronous stretch, as one event-loop turn of an HTTP thread: a read takes a snapshot...
+  hot.root.resetReadTxn();
+  t.same(cache.db.get('snap001')?.[0], 'https://a.example/snap', 'the snapshot holds the entry');
+  // ...the link is deleted and another thread writes the tombstone...
+  store.remove('snap001');
+  Atomics.store(signal, 0, 1);
+  Atomics.notify(signal, 0);
+  t.equal(Atomics.wait(signal, 1, 0, 10_000), 'ok', 'the other thread wrote its tombstone');
+  // ...and its message arrives before the next redirect of the code.
+  cache.forget('snap001');
+  t.equal(cache.lookup('snap001', now + 2), undefined, 'the deleted link is not read from the old snapshot');
+  t.equal(cache.lookup('snap001', now + 3), undefined, 'nor remembered');
+  await closed;
 });
 
 t.test('the expiry sweep retires expired links and drops them from the shared cache', async (t) => {
