@@ -47,10 +47,12 @@ function wrapHandler(handler: Handler, catchAll: boolean, opts: AppWrapOptions):
       preflight(res, req, opts);
       return;
     }
+    if (!cors.enabled && !accessLog) return handler(res, req);
     const origin = cors.enabled ? req.getHeader('origin') : '';
-    const allowed = cors.allows(origin);
-    if (!allowed && !accessLog) return handler(res, req);
-    decorate(res, allowed ? cors.responseHeaders(origin) : null, accessLog ? startEntry(res, req, trustedProxies) : null);
+    // With CORS on, every answer depends on the Origin header, including those that allow nothing:
+    // a cache that kept one of those without `Vary: Origin` would hand it to an allowed origin.
+    const headers = cors.allows(origin) ? cors.responseHeaders(origin) : cors.enabled ? cors.varyOnly : null;
+    decorate(res, headers, accessLog ? startEntry(res, req, trustedProxies) : null);
     return handler(res, req);
   };
 }
@@ -86,7 +88,7 @@ export function statusOf(line: RecognizedString): number {
  * Adds headers right after the status line (or before the first header or the end, for a handler
  * that leaves the status at uWS's implicit 200), and writes the access line once the answer ends.
  */
-function decorate(res: HttpResponse, headers: Array<[string, string]> | null, entry: AccessEntry | null): void {
+function decorate(res: HttpResponse, headers: ReadonlyArray<readonly [string, string]> | null, entry: AccessEntry | null): void {
   const r = res as unknown as Record<string, (...args: any[]) => any>;
   const { writeStatus, writeHeader, end, endWithoutBody, tryEnd, write, upgrade, close, onAborted } = r;
   let status = 200;
@@ -162,7 +164,8 @@ function preflight(res: HttpResponse, req: HttpRequest, opts: AppWrapOptions): v
   const entry = opts.accessLog ? startEntry(res, req, opts.trustedProxies) : null;
   const origin = opts.cors.enabled ? req.getHeader('origin') : '';
   res.writeStatus('204 No Content');
-  if (opts.cors.allows(origin)) for (const [k, v] of opts.cors.preflightHeaders(origin)) res.writeHeader(k, v);
+  const headers = opts.cors.allows(origin) ? opts.cors.preflightHeaders(origin) : opts.cors.enabled ? opts.cors.varyOnly : [];
+  for (const [k, v] of headers) res.writeHeader(k, v);
   res.endWithoutBody();
   opts.observe('preflight', 'OPTIONS', 204, (performance.now() - started) / 1000);
   if (entry) writeAccess(entry, 204);

@@ -1,7 +1,8 @@
 // CORS (server.cors_origins): which browser origins may call the API, and the headers that say
 // so. `["*"]` allows any origin; the default `[]` allows none (the web client is same-origin and
-// needs no CORS). An allowed origin is echoed back rather than answered with `*`, with
-// `Vary: Origin`, so that a cache never hands one origin's answer to another.
+// needs no CORS). An allowed origin is echoed back rather than answered with `*`. While any origin
+// is allowed, every answer carries `Vary: Origin`, those that allow nothing too, so that a cache
+// never hands one origin's answer to another.
 
 /** What a cross-origin caller may send; preflights answer with these. */
 export const CORS_ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
@@ -31,6 +32,9 @@ export class CorsPolicy {
     if (origin === '') return false;
     return this.any || this.origins.has(origin);
   }
+
+  /** Headers on any answer to a request from no allowed origin, while CORS is on. */
+  readonly varyOnly: ReadonlyArray<[string, string]> = [['Vary', 'Origin']];
 
   /** Headers on any answer to an allowed origin. */
   responseHeaders(origin: string): Array<[string, string]> {

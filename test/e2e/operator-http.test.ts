@@ -82,6 +82,7 @@ t.test('CORS: preflights on /api/… answer 204 without a key; allowed origins g
   t.equal(stranger.status, 204, 'a preflight of another origin is answered too...');
   t.equal(stranger.headers.get('access-control-allow-origin'), null, '...without allowing anything');
   t.equal(stranger.headers.get('access-control-allow-methods'), null);
+  t.equal(stranger.headers.get('vary'), 'Origin', 'the answer depends on the Origin all the same');
   t.equal((await server.request('OPTIONS', '/healthz')).status, 405, 'OPTIONS outside /api/ is no preflight');
 
   const alice = await server.keygen('alice');
@@ -97,14 +98,24 @@ t.test('CORS: preflights on /api/… answer 204 without a key; allowed origins g
   const other = await server.get('/api/me', { key: alice.key, headers: { origin: 'https://evil.example' } });
   t.equal(other.status, 200);
   t.equal(other.headers.get('access-control-allow-origin'), null);
+  t.equal(other.headers.get('access-control-expose-headers'), null);
+  t.equal(other.headers.get('vary'), 'Origin', 'another origin: only Vary, so a cache keeps the two apart');
   const plain = await server.get('/api/me', { key: alice.key });
-  t.equal(plain.headers.get('access-control-allow-origin'), null, 'no Origin, no CORS headers');
+  t.equal(plain.headers.get('access-control-allow-origin'), null, 'no Origin, no CORS headers...');
+  t.equal(plain.headers.get('vary'), 'Origin', '...but Vary, for the same reason');
+  const code = await create(server, alice, 'https://example.com/cors-redirect');
+  const redirect = await server.get(`/${code}`);
+  t.equal(redirect.status, 302);
+  t.equal(redirect.headers.get('vary'), 'Origin', 'the redirect too');
+  t.equal(redirect.headers.get('location'), 'https://example.com/cors-redirect');
 
   const closed = await startServer();
   t.teardown(() => closed.close());
   const none = await closed.request('OPTIONS', '/api/posts', { headers: { origin: 'https://app.example' } });
   t.equal(none.status, 204, 'default (no origins): a preflight is still 204, never 405 or 401');
   t.equal(none.headers.get('access-control-allow-origin'), null);
+  t.equal(none.headers.get('vary'), null, 'CORS off: nothing depends on the Origin');
+  t.equal((await closed.get('/api/me', { headers: { origin: 'https://app.example' } })).headers.get('vary'), null);
 });
 
 t.test('trusted_proxies takes CIDR ranges: the client behind a proxy in 127.0.0.0/8 is the X-Forwarded-For address', async (t) => {
