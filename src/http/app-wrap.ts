@@ -1,9 +1,9 @@
 // What applies to every request whatever its route, added around the handlers the router (and any
 // capability) registers on the uWS app, so that routes stay unaware of it: CORS preflights and
-// headers (http/cors.ts) and the access log (`log.access`). Nothing is wrapped that has nothing to
+// headers (http/cors.ts) and the access log (`log.access`, WebSocket upgrades included). Nothing is wrapped that has nothing to
 // add: with CORS off and no access log, only the router's catch-all handlers (404, 405) are, to
 // answer preflights, and the hot paths are registered exactly as they were.
-import type { HttpRequest, HttpResponse, RecognizedString, TemplatedApp } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, RecognizedString, TemplatedApp, WebSocketBehavior } from 'uWebSockets.js';
 import { log } from '../log';
 import { clientIp } from './client-ip';
 import { isPreflight, type CorsPolicy } from './cors';
@@ -28,6 +28,12 @@ export function wrapApp(app: TemplatedApp, opts: AppWrapOptions): TemplatedApp {
     get(target, prop) {
       const value = Reflect.get(target, prop, target) as unknown;
       if (typeof value !== 'function') return value;
+      if (prop === 'ws') {
+        return (pattern: RecognizedString, behavior: WebSocketBehavior<unknown>) => {
+          value.call(target, pattern, wrapBehavior(behavior, opts));
+          return wrapped;
+        };
+      }
       if (typeof prop !== 'string' || !REGISTERS.has(prop)) return value.bind(target);
       return (pattern: RecognizedString, handler: Handler) => {
         value.call(target, pattern, wrapHandler(handler, prop === 'any', opts));
@@ -54,6 +60,23 @@ function wrapHandler(handler: Handler, catchAll: boolean, opts: AppWrapOptions):
     const headers = cors.allows(origin) ? cors.responseHeaders(origin) : cors.enabled ? cors.varyOnly : null;
     decorate(res, headers, accessLog ? startEntry(res, req, trustedProxies) : null);
     return handler(res, req);
+  };
+}
+
+/**
+ * A WebSocket route's upgrade handler, logged like any request when the access log is on: 101 once
+ * upgraded, or the status of the answer it gave instead (a 401). CORS does not apply: browsers send
+ * no preflight for a WebSocket, and the server checks the key, not the origin.
+ */
+function wrapBehavior(behavior: WebSocketBehavior<unknown>, opts: AppWrapOptions): WebSocketBehavior<unknown> {
+  const upgrade = behavior.upgrade;
+  if (!opts.accessLog || !upgrade) return behavior;
+  return {
+    ...behavior,
+    upgrade: (res, req, context) => {
+      decorate(res, null, startEntry(res, req, opts.trustedProxies));
+      return upgrade(res, req, context);
+    },
   };
 }
 

@@ -84,9 +84,10 @@ export function startHttpServer(data: ThreadData, port: MessagePort, onMainThrea
   }
 
   const app = uws.App();
-  for (const part of parts) for (const ws of part.webSockets ?? []) app.ws(ws.path, ws.behavior);
-  // CORS and the access log apply to every route (http/app-wrap.ts).
-  router.mount(wrapApp(app, { cors: new CorsPolicy(data.config.server.cors_origins), accessLog: data.config.log.access, trustedProxies: ctx.trustedProxies, observe: metrics.observe }));
+  // CORS and the access log apply to every route, WebSocket upgrades included (http/app-wrap.ts).
+  const wrapped = wrapApp(app, { cors: new CorsPolicy(data.config.server.cors_origins), accessLog: data.config.log.access, trustedProxies: ctx.trustedProxies, observe: metrics.observe });
+  for (const part of parts) for (const ws of part.webSockets ?? []) wrapped.ws(ws.path, ws.behavior);
+  router.mount(wrapped);
 
   let listenSocket: us_listen_socket | null = null;
   app.listen(data.config.server.host, data.port, (sock) => {

@@ -3,6 +3,7 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import WebSocket from 'ws';
 import { VERSION } from '../../src/version';
 import { PERCH, cleanEnv, startServer, tempDataDir, testThreads, type TestServer } from '../helpers/server';
 import { create, shorten } from './links-helpers';
@@ -171,10 +172,30 @@ t.test('log.access: one line per answered request, with the client behind a trus
   for (const l of lines) t.ok(typeof l.ms === 'number' && l.ms >= 0, `ms ${l.ms}`);
 });
 
-async function waitForLines(s: TestServer, from: number, n: number): Promise<Array<Record<string, unknown>>> {
+t.test('log.access: WebSocket upgrades too, 101 or the refusal', async (t) => {
+  const viewer = await server.keygen('wsviewer');
+  const before = server.logs.length;
+  const ws = new WebSocket(`${server.url.replace('http', 'ws')}/ws?access_token=${viewer.key}`);
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  ws.close();
+  const refused = new WebSocket(`${server.url.replace('http', 'ws')}/ws?access_token=nosuchkey`);
+  const status = await new Promise<number>((resolve) => refused.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)));
+  t.equal(status, 401);
+  const lines = await waitForLines(server, before, 2, ['/ws']);
+  t.same(lines.map((l) => [l.method, l.path, l.status, l.ip]), [
+    ['GET', '/ws', 101, '127.0.0.1'],
+    ['GET', '/ws', 401, '127.0.0.1'],
+  ], 'the key in the query string is never logged');
+  t.notOk(server.logs.slice(before).some((l) => l.includes(viewer.key)), 'nor anywhere else');
+});
+
+async function waitForLines(s: TestServer, from: number, n: number, paths = ['/healthz', '/api/me', '/nope/nope']): Promise<Array<Record<string, unknown>>> {
   for (let i = 0; i < 100; i++) {
     // Lines of this test's requests (one of an earlier request may arrive late).
-    const lines = s.logs.slice(from).map((l) => JSON.parse(l)).filter((l) => l.msg === 'request' && ['/healthz', '/api/me', '/nope/nope'].includes(l.path));
+    const lines = s.logs.slice(from).map((l) => JSON.parse(l)).filter((l) => l.msg === 'request' && paths.includes(l.path));
     if (lines.length >= n) return lines;
     await new Promise((r) => setTimeout(r, 50));
   }
