@@ -11,7 +11,7 @@
 import type { TaskContext } from '../workers/context';
 import type { Sqlite } from '../store/sqlite';
 import type { OutboxRange } from '../outbox/consumer';
-import { IdTable, addToTimeline, encodeTimeline } from '../core/timeline-merge';
+import { IdTable, addToTimeline, encodeTimeline, mergeNewestFirst } from '../core/timeline-merge';
 import { homeTimelines, pulledAtReadTime } from './home-timelines';
 import { ThreadPubSub } from '../pubsub/port';
 import { AUTHOR_PULLED } from './timeline';
@@ -115,17 +115,12 @@ export async function fanoutTask(ctx: TaskContext, range: OutboxRange): Promise<
   }
   if (targets.size === 0) return { posts: rows.length, follows, timelines: 0 };
   let last: Promise<boolean> | undefined;
-  let newest: bigint | undefined;
   for (const [userId, indexes] of targets) {
     // getBinary (a copy), not getBinaryFast: shutdown was seen to hang in LMDB's writer with the
     // fast read here while this thread had an asynchronous write batch open.
     const current = db.getBinary(userId);
-    // A user without a value was read from SQLite, which showed every post committed so far,
-    // including ones whose fan-out has not run yet. A first value holding only this batch's
-    // posts would hide those until their turn; so it starts empty, its floor at the newest post
-    // committed now, and everything up to there stays on the SQLite side (timeline.ts).
     let value: Buffer;
-    if (!current) value = encodeTimeline((newest ??= s.fanout.newestPostId()), []);
+    if (!current) value = firstWindow(s.social, userId, cap, celebrityAbove);
     else {
       const extra = older.get(userId);
       value = extra ? addToTimeline(current, [...indexes.map((i) => table.ids[i]), ...extra], cap) : table.addTo(current, indexes, cap);
@@ -134,4 +129,37 @@ export async function fanoutTask(ctx: TaskContext, range: OutboxRange): Promise<
   }
   await last;
   return { posts: rows.length, follows, timelines: targets.size };
+}
+
+/** Ids a first window reads from SQLite at most, over all the authors a user follows. */
+const FIRST_WINDOW_IDS = 20_000;
+/** Ids read per author for a first window, however many authors the user follows. */
+const FIRST_WINDOW_IDS_PER_AUTHOR = 20;
+
+/**
+ * A user's first window, read from SQLite: their own posts and those of each author they follow
+ * from the follow on (authors pulled at read time apart), the newest `cap` of them. SQLite shows
+ * every post committed so far, those whose fan-out has not run yet included, so the window hides
+ * nothing; and a user whose authors post rarely finds their first pages in it rather than asking
+ * SQLite again on every read. The floor is what the reads could not vouch for: the newest id left
+ * out by the cap, or of an author whose posts were read only in part, at or below which reads go
+ * to SQLite as before; 0 when the window holds the whole timeline.
+ */
+export function firstWindow(social: SocialStore, userId: string, cap: number, celebrityAbove: number): Buffer {
+  const authors: Array<[authorId: string, since: bigint]> = [[userId, 0n]];
+  for (const f of social.followees(userId)) {
+    if (f.id !== userId && !pulledAtReadTime(f.followers_count, f.pulled === 1, celebrityAbove)) authors.push([f.id, BigInt(f.since)]);
+  }
+  const each = Math.min(cap + 1, Math.max(FIRST_WINDOW_IDS_PER_AUTHOR, Math.floor(FIRST_WINDOW_IDS / authors.length)));
+  let floor = 0n;
+  const lists: bigint[][] = [];
+  for (const [authorId, since] of authors) {
+    const ids = social.authorIdsBetween(authorId, since, TOP, each);
+    // A list cut at its limit may go on below its oldest id: only what is above it is known.
+    if (ids.length === each && ids[each - 1] > floor) floor = ids[each - 1];
+    lists.push(ids);
+  }
+  const merged = mergeNewestFirst(lists, cap + 1).filter((id) => id > floor);
+  if (merged.length > cap) floor = merged[cap];
+  return encodeTimeline(floor, merged.slice(0, cap).reverse());
 }

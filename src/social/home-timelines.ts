@@ -21,7 +21,7 @@ export function homeTimelines(hot: HotStore): HomeTimelineDb {
 
 /**
  * True when the user's precomputed timeline accounts for this post id: holds it, or leaves it to
- * SQLite by having its floor at or above it (a user's first value starts there, see fanout.ts).
+ * SQLite by having its floor at or above it (trimmed by the cap, see fanout.ts).
  */
 export function windowCovers(db: HomeTimelineDb, userId: string, id: bigint): boolean {
   const buf = db.getBinaryFast(userId);

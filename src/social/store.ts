@@ -367,7 +367,6 @@ export class FanoutStore {
   /** The follows made by a range of events that still exist, with their followee's standing. */
   private readonly followsStmt: Statement;
   private readonly markPulledStmt: Statement;
-  private readonly newestPostStmt: Statement;
 
   constructor(db: Sqlite) {
     this.postsStmt = db
@@ -393,7 +392,6 @@ export class FanoutStore {
       .raw()
       .safeIntegers(true);
     this.markPulledStmt = db.prepare('INSERT OR IGNORE INTO pull_authors (author_id, marked_at) VALUES (?, ?)');
-    this.newestPostStmt = db.prepare('SELECT COALESCE(MAX(id), 0) FROM posts').pluck().safeIntegers(true);
   }
 
   /** [post id, author id] of the live posts created by the events in (after, upTo]. */
@@ -424,10 +422,5 @@ export class FanoutStore {
   /** Records that an author's posts are left to the pull path from now on. */
   markPulled(authorId: string, now: string): void {
     this.markPulledStmt.run(authorId, now);
-  }
-
-  /** The newest post committed. */
-  newestPostId(): bigint {
-    return this.newestPostStmt.get() as bigint;
   }
 }

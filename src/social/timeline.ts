@@ -210,8 +210,8 @@ export class HomeTimelineReader {
     if (signal !== this.signalSeen || now - this.tailReadAt > TAIL_TTL_MS) {
       // Posts committed but not yet fanned out are merged in from the outbox, so that nothing the
       // durable store already shows goes missing from the window meanwhile: a user's first window
-      // starts at the newest post committed when it is made, and a post committed while it was
-      // being made is in neither. The window is read in an LMDB snapshot taken after this query: a
+      // holds what SQLite showed when it was made, and a post committed while it was being made
+      // is in neither. The window is read in an LMDB snapshot taken after this query: a
       // post no longer in the outbox tail had its window writes committed before the fan-out's
       // position moved past it. Until the next read of the tail, the snapshot may only get newer
       // (lmdb-js renews it each event-loop turn), which adds to the window and removes nothing

@@ -1,11 +1,13 @@
 // The fan-out task run directly on a store: a post pushed to its followers, and the follow race —
 // a post minted after a follow was requested but committed (and fanned out) before that follow —
-// repaired when the follow's own event is fanned out. Older posts are never backfilled.
+// repaired when the follow's own event is fanned out. Older posts are never backfilled; a user's
+// first value is read from SQLite.
 import t, { type Test } from 'tap';
 import { addUsers, groupCommit, tempStore } from '../helpers/store';
 import { loadConfig } from '../../src/config';
 import { openHotStore } from '../../src/store/lmdb';
-import { fanoutTask } from '../../src/social/fanout';
+import { fanoutTask, firstWindow } from '../../src/social/fanout';
+import { SocialStore } from '../../src/social/store';
 import { homeTimelines } from '../../src/social/home-timelines';
 import { decodeTimeline, encodeTimeline } from '../../src/core/timeline-merge';
 import type { TaskContext } from '../../src/workers/context';
@@ -110,20 +112,23 @@ t.test("an author once pulled is not pushed to followers below the threshold eit
   t.same(timeline(EARLY), [], 'the follower reads it through the pull path');
 });
 
-t.test("a user's first value starts empty at the newest post, leaving everything up to it to SQLite", async (t) => {
+t.test("a user's first value is read from SQLite: their timeline as it stands, floor 0 when whole", async (t) => {
   const { commit, fanOut, timeline, floor } = setUp(t, 10_000, false);
+  commit(post('50')); // before EARLY's follow: never theirs
   commit(follow(EARLY, '100'));
+  commit(['createPost', { id: '120', authorId: EARLY, text: 'my own', mediaIds: [], replyTo: null, createdAt: now }]);
   // Two posts committed before the fan-out runs, so a reader without a value has seen both (from
   // SQLite); the task below covers only the first.
   commit(post('5000'));
   const first = await fanOut();
-  t.same(first, { posts: 1, follows: 1, timelines: 2 });
-  t.equal(floor(EARLY), '5000', 'the floor is the newest post committed when the value was made');
-  t.same(timeline(EARLY), [], 'nothing above it yet: the posts at or below it come from SQLite');
+  t.same(first, { posts: 3, follows: 1, timelines: 2 });
+  t.same(timeline(EARLY), ['120', '5000'], 'their own post and the followed author\'s since the follow');
+  t.equal(floor(EARLY), '0', 'the whole timeline: reads never go to SQLite for it');
+  t.same(timeline(AUTHOR), ['50', '5000']);
   commit(post('5001'));
   await fanOut();
-  t.same(timeline(EARLY), ['5001'], 'later posts are pushed as usual');
-  t.equal(floor(EARLY), '5000');
+  t.same(timeline(EARLY), ['120', '5000', '5001'], 'later posts are pushed as usual');
+  t.equal(floor(EARLY), '0');
 });
 
 t.test('a first value made after newer posts were committed does not hide them', async (t) => {
@@ -133,8 +138,26 @@ t.test('a first value made after newer posts were committed does not hide them',
   // Committed before the task below runs, though in the range of a later task.
   commit(post('5001')); // event 3
   t.same(await fanOutRange(0, 2), { posts: 1, follows: 1, timelines: 2 });
-  t.equal(floor(EARLY), '5001', 'at the newest post, not at the batch: 5001 stays with SQLite');
-  t.same(timeline(EARLY), []);
+  t.same(timeline(EARLY), ['5000', '5001'], 'SQLite showed 5001 too: it is in the first value');
+  t.equal(floor(EARLY), '0');
   await fanOutRange(2, 3);
-  t.same(timeline(EARLY), [], 'its own turn changes nothing: it is at the floor');
+  t.same(timeline(EARLY), ['5000', '5001'], 'its own turn changes nothing');
+});
+
+t.test('a first value: the newest of the timeline under the cap, without deleted posts or pulled authors', async (t) => {
+  const { commit, sqlite } = setUp(t, 10_000, false);
+  commit(follow(EARLY, '100'), ['follow', { followerId: EARLY, followeeId: LATE, sinceId: '100', now }]);
+  for (const id of ['5001', '5002', '5003', '5004']) commit(post(id));
+  commit(['createPost', { id: '5005', authorId: LATE, text: 'by late', mediaIds: [], replyTo: null, createdAt: now }]);
+  commit(['deletePost', { userId: AUTHOR, postId: '5004', now }]);
+  const social = new SocialStore(sqlite);
+  const read = (cap: number, celebrityAbove = 10_000) => decodeTimeline(firstWindow(social, EARLY, cap, celebrityAbove));
+  const whole = read(800);
+  t.same(whole.ids.map(String), ['5001', '5002', '5003', '5005'], 'both authors merged, the deleted post left out');
+  t.equal(whole.floor, 0n);
+  const capped = read(2);
+  t.same(capped.ids.map(String), ['5003', '5005'], 'the newest two');
+  t.equal(capped.floor, 5002n, 'the floor at the newest left out: reads go to SQLite at or below it');
+  sqlite.prepare('INSERT INTO pull_authors (author_id, marked_at) VALUES (?, ?)').run(LATE, now);
+  t.same(read(800).ids.map(String), ['5001', '5002', '5003'], "a pulled author's posts stay with the read-time merge");
 });
