@@ -5,6 +5,7 @@
 // docs/search.md has the decisions and their reasons.
 import { Counter, Gauge } from 'prom-client';
 import type { Capability } from '../capability';
+import { log } from '../log';
 import { halfLifeMs } from '../core/decay';
 import type { OutboxConsumer } from '../outbox/consumer';
 import { outboxOf } from '../outbox/store';
@@ -44,6 +45,11 @@ const APPLY_EVERY_MS = 50;
 const APPLY_RUN_MS = 200;
 /** How often the query stream is counted: well within the minute a new query may take to appear. */
 const COUNT_EVERY_MS = 1000;
+/**
+ * How often the queries whose counts have faded are forgotten (forgetting.ts). The first pass is
+ * one period after start, so a server that just started wakes no pool thread for it.
+ */
+const FORGET_EVERY_MS = 60 * 60 * 1000;
 /** How often relevance rankings older than their TTL are removed. */
 const SWEEP_EVERY_MS = 60_000;
 
@@ -73,6 +79,8 @@ export const search: Capability = {
   },
   jobs: (ctx) => {
     const stream = openQueryStream(ctx.hot);
+    let lastForget = Date.now();
+    let forgetAfter = '';
     return [
       {
         name: 'search.apply',
@@ -86,8 +94,15 @@ export const search: Capability = {
         name: 'search.count',
         everyMs: COUNT_EVERY_MS,
         flushOnStop: true,
-        async run(c) {
+        async run(c, final) {
           if (queryStreamDepth(stream) > 0) await c.runTask(SEARCH_TASKS, 'search.count');
+          // After the counting, in the same job, so that the two never write at once.
+          if (final || Date.now() - lastForget < FORGET_EVERY_MS) return;
+          const r = await c.runTask(SEARCH_TASKS, 'search.forget', { after: forgetAfter });
+          // A pass that ran out of time goes on at the next tick, where it stopped.
+          forgetAfter = r.done ? '' : r.after;
+          if (r.done) lastForget = Date.now();
+          if (r.forgotten > 0) log.info('faded search queries forgotten', { queries: r.forgotten, prefix_lists: r.lists });
         },
       },
       {

@@ -225,6 +225,8 @@ export class QueryCountStore {
   private readonly setBatchStmt: Statement;
   private readonly sortedStmt: Statement;
   private readonly countStmt: Statement;
+  private readonly fadedStmt: Statement;
+  private readonly removeFadedStmt: Statement;
 
   constructor(readonly db: Sqlite) {
     this.getStmt = db.prepare('SELECT count, updated_ms FROM search_query_counts WHERE query = ?').raw();
@@ -235,6 +237,27 @@ export class QueryCountStore {
     this.setBatchStmt = db.prepare('INSERT INTO search_count_batch (id, stream_keys) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET stream_keys = excluded.stream_keys');
     this.sortedStmt = db.prepare('SELECT query, count, updated_ms FROM search_query_counts ORDER BY query').raw();
     this.countStmt = db.prepare('SELECT COUNT(*) FROM search_query_counts').pluck();
+    // The value now, as core/decay.ts computes it: count · 2^-(now − updated)/halfLife.
+    const faded = 'count * pow(2, (updated_ms - @now) / @halfLife) < @below';
+    this.fadedStmt = db.prepare(`SELECT query FROM search_query_counts WHERE query > @after AND ${faded} ORDER BY query LIMIT @limit`).pluck();
+    this.removeFadedStmt = db.prepare(`DELETE FROM search_query_counts WHERE query = @query AND ${faded}`);
+  }
+
+  /** Up to `limit` queries after `after` (in key order) whose value at `nowMs` is below `below`. */
+  fadedAfter(after: string, nowMs: number, halfLifeMs: number, below: number, limit: number): string[] {
+    return this.fadedStmt.all({ after, now: nowMs, halfLife: halfLifeMs, below, limit }) as string[];
+  }
+
+  /**
+   * Deletes these queries, in one transaction, each only if its value is still below `below` (a
+   * query counted again since it was read stays); returns how many were deleted.
+   */
+  removeFaded(queries: readonly string[], nowMs: number, halfLifeMs: number, below: number): number {
+    return this.db.transaction(() => {
+      let n = 0;
+      for (const query of queries) n += this.removeFadedStmt.run({ query, now: nowMs, halfLife: halfLifeMs, below }).changes;
+      return n;
+    }).immediate();
   }
 
   get(query: string): DecayedCount | null {

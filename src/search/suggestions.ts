@@ -110,6 +110,29 @@ export class SuggestionIndex {
   }
 
   /**
+   * Removes forgotten queries (forgetting.ts) and, in the same transaction, the list of every
+   * prefix of theirs whose best entry is `faded` too: the list is sorted best first, so every
+   * query under that prefix has faded and is being forgotten. A list whose best entry lives on
+   * keeps its faded entries: they are below every live query under the prefix, and a lookup
+   * leaves out what rounds to a volume of 0. Returns the number of lists removed.
+   */
+  forget(queries: readonly string[], faded: (score: number) => boolean): number {
+    this.lists.resetReadTxn();
+    const prefixes = new Set<string>();
+    for (const query of queries) for (const p of prefixesOf(query, MAX_PREFIX_CHARS)) prefixes.add(p);
+    const emptied: string[] = [];
+    for (const p of prefixes) {
+      const list = this.lists.get(p);
+      if (list && (list.length === 0 || faded(list[0][1]))) emptied.push(p);
+    }
+    this.hot.root.transactionSync(() => {
+      for (const query of queries) this.queries.removeSync(query);
+      for (const p of emptied) this.lists.removeSync(p);
+    });
+    return emptied.length;
+  }
+
+  /**
    * Replaces everything with the scores of `counts` (every query, sorted by query), in chunks of
    * transactions; returns the number of queries and of listed prefixes.
    */

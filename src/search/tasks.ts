@@ -6,6 +6,7 @@ import type { OutboxRange } from '../outbox/consumer';
 import type { TaskContext, TaskTable } from '../workers/context';
 import { SharedBudget } from './budget';
 import { countQueries } from './counting';
+import { forgetQueries, type ForgetResult } from './forgetting';
 import { EmbeddedEngine } from './embedded-engine';
 import { INDEX_PARTITIONS, indexRange, type IndexResult } from './indexer';
 import { openQueryStream } from './query-stream';
@@ -68,6 +69,11 @@ export const SEARCH_TASKS = {
   'search.count': (ctx: TaskContext): number => {
     const s = poolSearch(ctx);
     return countQueries({ stream: openQueryStream(ctx.hot), counts: s.counts, suggestions: s.suggestions, halfLifeMs: halfLifeMs(ctx.config.suggest.half_life_hours) });
+  },
+  /** Forgets the queries whose counts have faded (forgetting.ts), from after `after` on. */
+  'search.forget': (ctx: TaskContext, p: { after: string }): ForgetResult => {
+    const s = poolSearch(ctx);
+    return forgetQueries({ counts: s.counts, suggestions: s.suggestions, halfLifeMs: halfLifeMs(ctx.config.suggest.half_life_hours) }, p.after);
   },
   /** Rebuilds the search index from the live posts. */
   'search.rebuildIndex': (ctx: TaskContext): RebuildResult => {

@@ -7,6 +7,7 @@ import { halfLifeMs, rankScore } from '../../src/core/decay';
 import { MAX_PREFIX_CHARS } from '../../src/core/search-query';
 import { TOP_K, listedPrefixes, type Scored } from '../../src/core/suggestions';
 import { countQueries } from '../../src/search/counting';
+import { forgetQueries } from '../../src/search/forgetting';
 import { QueryStream, openQueryStream, queryStreamDepth } from '../../src/search/query-stream';
 import { QueryCountStore } from '../../src/search/store';
 import { SuggestionIndex } from '../../src/search/suggestions';
@@ -118,4 +119,60 @@ t.test('lookups: by decayed volume, ties by query, limited; listed and unlisted 
     { query: 'pre 20', volume: 3 },
   ], 'three half-lives later 29/8 and 30/8 both round to 4, and 21/8 to 27/8 to 3: ties by query');
   t.same(suggestions.lookup('zzz', 10, T0, H), []);
+});
+
+t.test('faded queries are forgotten, in both stores, without changing any suggestion', async (t) => {
+  const f = await searchFixture(t);
+  const counts = new QueryCountStore(f.db);
+  const suggestions = new SuggestionIndex(f.hot);
+  const streamDb = openQueryStream(f.hot);
+  const hits: Array<[string, number]> = [];
+  // "live": 25 queries (a listed prefix), searched now. "gone": 25 queries searched once, 8
+  // half-lives ago (value 1/256, below FORGET_BELOW). "mixed": one query searched 200 times then
+  // (value 0.78: suggested, kept) and 24 once then: a list whose best entry lives on.
+  for (let i = 0; i < 25; i++) hits.push([`live ${String(i).padStart(2, '0')}`, T0]);
+  for (let i = 0; i < 25; i++) hits.push([`gone ${String(i).padStart(2, '0')}`, T0 - 8 * H]);
+  for (let k = 0; k < 200; k++) hits.push(['mixed top', T0 - 8 * H]);
+  for (let i = 0; i < 24; i++) hits.push([`mixed ${String(i).padStart(2, '0')}`, T0 - 8 * H]);
+  await pushAll(new QueryStream(f.hot, 7), hits);
+  countQueries({ stream: streamDb, counts, suggestions, halfLifeMs: H });
+  t.equal(counts.queries(), 75);
+  for (const p of ['live', 'gone', 'mixed']) t.ok(suggestions.lists.get(p), `"${p}" has a list`);
+  const before = ['l', 'live', 'g', 'gone', 'm', 'mixed', 'mixed t'].map((p) => suggestions.lookup(p, 20, T0, H));
+
+  const r = forgetQueries({ counts, suggestions, halfLifeMs: H }, '', T0);
+  t.same(r, { forgotten: 49, lists: 5, done: true, after: 'mixed 23' }, 'the lists of "g", "go", "gon", "gone" and "gone " go; those of "mixed" stay');
+  t.equal(counts.queries(), 26);
+  t.equal(counts.get('gone 00'), null, 'gone from SQLite');
+  t.same(counts.get('mixed top'), { count: 200, updatedMs: T0 - 8 * H }, 'a query still worth suggesting stays');
+  suggestions.queries.resetReadTxn();
+  t.equal(suggestions.size(), 26, 'and from LMDB');
+  t.equal(suggestions.lists.get('gone'), undefined, 'a list with nothing left under it is removed');
+  t.ok(suggestions.lists.get('mixed'), 'a list whose best entry lives on stays');
+  const after = ['l', 'live', 'g', 'gone', 'm', 'mixed', 'mixed t'].map((p) => suggestions.lookup(p, 20, T0, H));
+  t.same(after, before, 'every lookup answers as before');
+  t.same(after[3], [], '"gone" suggested nothing before either');
+
+  t.same(forgetQueries({ counts, suggestions, halfLifeMs: H }, '', T0), { forgotten: 0, lists: 0, done: true, after: '' }, 'a second pass finds nothing');
+
+  // A forgotten query searched again starts from its one new hit.
+  await pushAll(new QueryStream(f.hot, 7), [['gone 03', T0 + 1000]]);
+  countQueries({ stream: streamDb, counts, suggestions, halfLifeMs: H });
+  t.same(counts.get('gone 03'), { count: 1, updatedMs: T0 + 1000 });
+  t.same(suggestions.lookup('gone', 5, T0 + 1000, H), [{ query: 'gone 03', volume: 1 }]);
+});
+
+t.test('a pass stopped by its time limit goes on where it stopped', async (t) => {
+  const f = await searchFixture(t);
+  const counts = new QueryCountStore(f.db);
+  const suggestions = new SuggestionIndex(f.hot);
+  const streamDb = openQueryStream(f.hot);
+  await pushAll(new QueryStream(f.hot, 7), [['alpha', T0 - 10 * H], ['beta', T0], ['gamma', T0 - 10 * H]]);
+  countQueries({ stream: streamDb, counts, suggestions, halfLifeMs: H });
+  const stopped = forgetQueries({ counts, suggestions, halfLifeMs: H }, '', T0, 0);
+  t.same(stopped, { forgotten: 0, lists: 0, done: false, after: '' }, 'no time at all: nothing done');
+  t.same(forgetQueries({ counts, suggestions, halfLifeMs: H }, 'beta', T0), { forgotten: 1, lists: 0, done: true, after: 'gamma' }, 'from after "beta" on: only gamma');
+  t.ok(counts.get('alpha'), 'alpha waits for the next pass');
+  t.same(forgetQueries({ counts, suggestions, halfLifeMs: H }, '', T0).forgotten, 1);
+  t.same([...counts.sorted()].map((r) => r[0]), ['beta']);
 });
