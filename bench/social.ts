@@ -16,6 +16,7 @@ import { openSqlite } from '../src/store/sqlite';
 import { migrateAll } from '../src/capabilities';
 import { openHotStore } from '../src/store/lmdb';
 import { homeTimelines, windowCovers } from '../src/social/home-timelines';
+import { encodeTimeline } from '../src/core/timeline-merge';
 import {
   atLeast, atMost, comparisonFigures, comparisonRow, inFlightAtStops, storedCheck, round1, round3, type BenchContext, type PerchTarget, type ScenarioResult,
 } from './context';
@@ -251,7 +252,15 @@ export async function runFanout(ctx: BenchContext): Promise<ScenarioResult> {
     const followers = seedUsers(db, 'f', followerCount, false);
     seedFollows(db, followers.map((f) => [f.userId, author.userId]));
     db.close();
-    return { author, followers };
+    // Every follower starts with their window, as active users have: this measures the fan-out
+    // to 10,000 windows, not the making of first windows (bounded per task, docs/social.md).
+    // Empty with floor 0 is the first window of a user whose authors have not posted yet.
+    const hot = openHotStore(dir);
+    const timelines = homeTimelines(hot);
+    hot.root.transactionSync(() => {
+      for (const u of [author, ...followers]) timelines.putSync(u.userId, encodeTimeline(0n, []));
+    });
+    return hot.close().then(() => ({ author, followers }));
   });
   const target = await ctx.startPerch(dir);
   const memory = ctx.watchMemory(target);

@@ -20,12 +20,13 @@ export function homeTimelines(hot: HotStore): HomeTimelineDb {
 }
 
 /**
- * True when the user's precomputed timeline accounts for this post id: holds it, or leaves it to
- * SQLite by having its floor at or above it (trimmed by the cap, see fanout.ts).
+ * True when the user's timeline shows this post id as far as the precomputed part is concerned:
+ * the window holds it, or leaves it to SQLite by having its floor at or above it (trimmed by the
+ * cap), or there is no window and every read of the user's goes to SQLite (see fanout.ts).
  */
 export function windowCovers(db: HomeTimelineDb, userId: string, id: bigint): boolean {
   const buf = db.getBinaryFast(userId);
-  if (!buf) return false;
+  if (!buf) return true;
   if (buf.readBigUInt64BE(0) >= id) return true;
   for (let off = buf.length - 8; off >= 8; off -= 8) {
     const v = buf.readBigUInt64BE(off);

@@ -161,3 +161,28 @@ t.test('a first value: the newest of the timeline under the cap, without deleted
   sqlite.prepare('INSERT INTO pull_authors (author_id, marked_at) VALUES (?, ?)').run(LATE, now);
   t.same(read(800).ids.map(String), ['5001', '5002', '5003'], "a pulled author's posts stay with the read-time merge");
 });
+
+t.test('first windows are made within a time budget per task; the users left out wait, served from SQLite', async (t) => {
+  const { commit, fanOut, timeline, sqlite } = setUp(t, 100_000, false);
+  // Thousands of followers without a window: more first windows than one task makes.
+  const followers = Array.from({ length: 3000 }, (_, i) => String(20_000 + i));
+  addUsers(sqlite, Object.fromEntries(followers.map((id) => [id, 'f' + id])), now);
+  commit(...followers.map((id): Op => ['follow', { followerId: id, followeeId: AUTHOR, sinceId: '100', now }]));
+  commit(post('5000'));
+  const first = await fanOut();
+  const made = () => followers.filter((id) => timeline(id).length > 0).length;
+  const afterFirst = made();
+  t.ok(afterFirst > 0 && afterFirst < followers.length, `${afterFirst} of ${followers.length} first windows made by the first task`);
+  t.equal(first.timelines, afterFirst + 1, 'the count says which timelines were written (the author\'s too)');
+  const wrong = followers.filter((id) => timeline(id).length > 0 && timeline(id).join() !== '5000');
+  t.same(wrong, [], 'every window made holds the post');
+  let tasks = 1;
+  for (let n = 5001; made() < followers.length; n++, tasks++) {
+    if (tasks > 200) throw new Error('the first windows were never all made');
+    commit(post(String(n)));
+    await fanOut();
+  }
+  t.ok(tasks > 1, `later tasks made the rest (${tasks} tasks in all)`);
+  const last = timeline(followers[followers.length - 1]);
+  t.same(last.slice(0, 2), ['5000', '5001'], 'a window made late holds the posts from before it, read from SQLite');
+});
