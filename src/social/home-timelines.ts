@@ -3,6 +3,7 @@
 // from SQLite; a missing value means "no precomputed window", and reads go to SQLite instead.
 import type { Database } from 'lmdb';
 import type { HotStore } from '../store/lmdb';
+import { isWindow, windowFloor } from '../core/timeline-merge';
 
 export const HOME_TIMELINES_DB = 'home_timelines';
 
@@ -44,4 +45,33 @@ export function windowCovers(db: HomeTimelineDb, userId: string, id: bigint): bo
  */
 export function pulledAtReadTime(followersCount: number | bigint, everPulled: boolean, celebrityAbove: number): boolean {
   return followersCount > celebrityAbove || everPulled;
+}
+
+/** The most ids a page of a timeline shows (the contract's largest `limit`), and one more. */
+const FULL_PAGE_IDS = 101;
+const WINDOWS_META_DB = 'home_timelines_meta';
+/** The windows were checked for the short ones earlier versions made (dropShortWindows). */
+const FIRST_WINDOWS_FROM_SQLITE = 'first_windows_from_sqlite';
+
+/**
+ * Once per data directory: drops the windows an earlier version made empty, with a floor at the
+ * newest post of the time and not a page above it since, whose reads each went on to SQLite. A user
+ * whose window is dropped is served from SQLite until a fan-out reaches them and makes their window
+ * again from SQLite (fanout.ts, firstWindow). A window trimmed by the cap, or with a page above
+ * its floor, stays. Returns the number dropped, or null when it was done before.
+ */
+export function dropShortWindows(hot: HotStore): number | null {
+  const meta = hot.db<string, string>(WINDOWS_META_DB);
+  if (meta.get(FIRST_WINDOWS_FROM_SQLITE) !== undefined) return null;
+  const db = homeTimelines(hot);
+  const short: string[] = [];
+  for (const { key, value } of db.getRange({})) {
+    if (!isWindow(value)) continue;
+    if (windowFloor(value) > 0n && (value.length - 8) / 8 < FULL_PAGE_IDS) short.push(key);
+  }
+  hot.root.transactionSync(() => {
+    for (const key of short) db.removeSync(key);
+    meta.putSync(FIRST_WINDOWS_FROM_SQLITE, new Date().toISOString());
+  });
+  return short.length;
 }

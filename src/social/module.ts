@@ -2,6 +2,8 @@
 // append outbox events; the fan-out is an outbox consumer (fanout.ts), and the filing of new posts
 // under their authors is a job of the writer (store.ts, indexAuthorPosts).
 import type { Capability } from '../capability';
+import { log } from '../log';
+import { dropShortWindows } from './home-timelines';
 import type { OutboxConsumer } from '../outbox/consumer';
 import { MIGRATIONS } from './migrations';
 import type { FanoutResult } from './fanout';
@@ -69,6 +71,10 @@ export const social: Capability = {
   },
   tasks: SOCIAL_TASKS,
   consumers: [fanoutConsumer],
+  async prepare(ctx) {
+    const dropped = dropShortWindows(ctx.hot);
+    if (dropped) log.info('short home timelines of an earlier version dropped: made again from SQLite when posts reach them', { dropped });
+  },
   // The filing reads only post_created events: it holds back no other event from pruning.
   outboxPositions: [{ name: AUTHOR_INDEX_POSITION, types: ['post_created'] }],
   http(ctx) {

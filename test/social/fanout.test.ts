@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config';
 import { openHotStore } from '../../src/store/lmdb';
 import { fanoutTask, firstWindow } from '../../src/social/fanout';
 import { SocialStore } from '../../src/social/store';
-import { homeTimelines } from '../../src/social/home-timelines';
+import { dropShortWindows, homeTimelines } from '../../src/social/home-timelines';
 import { decodeTimeline, encodeTimeline } from '../../src/core/timeline-merge';
 import type { TaskContext } from '../../src/workers/context';
 
@@ -185,4 +185,23 @@ t.test('first windows are made within a time budget per task; the users left out
   t.ok(tasks > 1, `later tasks made the rest (${tasks} tasks in all)`);
   const last = timeline(followers[followers.length - 1]);
   t.same(last.slice(0, 2), ['5000', '5001'], 'a window made late holds the posts from before it, read from SQLite');
+});
+
+t.test('once per data directory, the short windows of an earlier version are dropped, to be made again from SQLite', async (t) => {
+  const { dir } = tempStore(t, 'perch-windows-');
+  const hot = openHotStore(dir);
+  t.teardown(() => hot.close());
+  const db = homeTimelines(hot);
+  const ids = (n: number, from: bigint) => Array.from({ length: n }, (_, i) => from + BigInt(i));
+  db.putSync('1', encodeTimeline(5000n, [])); // an earlier version's first window: empty, floor at the newest post
+  db.putSync('2', encodeTimeline(5000n, ids(3, 5001n))); // the same, three posts later
+  db.putSync('3', encodeTimeline(0n, ids(3, 5001n))); // the whole timeline: stays
+  db.putSync('4', encodeTimeline(4000n, ids(200, 5001n))); // pages above its floor: stays
+  t.equal(dropShortWindows(hot), 2);
+  db.resetReadTxn();
+  t.same(['1', '2', '3', '4'].map((k) => db.get(k) !== undefined), [false, false, true, true]);
+  db.putSync('5', encodeTimeline(5000n, []));
+  t.equal(dropShortWindows(hot), null, 'done once: a later start leaves every window alone');
+  db.resetReadTxn();
+  t.ok(db.get('5'));
 });
