@@ -8,7 +8,7 @@ import { call } from './http';
 import { seedFollows, seedUsers, type Seeded } from './seed';
 import { openHotStore } from '../src/store/lmdb';
 import { homeTimelines, windowCovers } from '../src/social/home-timelines';
-import { decodeTimeline, isWindow } from '../src/core/timeline-merge';
+import { isWindow, windowLength } from '../src/core/timeline-merge';
 
 export interface TimelineServer {
   target: PerchTarget;
@@ -72,7 +72,7 @@ async function fillWindows(dir: string, url: string, authors: Seeded[], readers:
     const timelines = homeTimelines(hot);
     const held = (userId: string) => {
       const value = timelines.getBinaryFast(userId);
-      return isWindow(value) ? decodeTimeline(value).ids.length : 0;
+      return isWindow(value) ? windowLength(value) : 0;
     };
     for (let n = 100; readers.some((r) => held(r.userId) < PAGE_IDS); ) {
       if (n >= 1000) throw new Error("the readers' precomputed timelines did not fill");

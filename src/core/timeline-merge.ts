@@ -167,6 +167,11 @@ function ascendingDistinct(indexes: number[]): number[] {
   return indexes.filter((v, k) => k === 0 || v !== indexes[k - 1]);
 }
 
+/** The number of ids a stored window holds above its floor. */
+export function windowLength(buf: Buffer): number {
+  return (buf.length - HEADER) >> 3;
+}
+
 /** A stored window's floor: every id meant for it above this is present. */
 export function windowFloor(buf: Buffer): bigint {
   return buf.readBigUInt64BE(0);

@@ -1,8 +1,9 @@
 // What applies to every request whatever its route, added around the handlers the router (and any
 // capability) registers on the uWS app, so that routes stay unaware of it: CORS preflights and
-// headers (http/cors.ts) and the access log (`log.access`, WebSocket upgrades included). Nothing is wrapped that has nothing to
-// add: with CORS off and no access log, only the router's catch-all handlers (404, 405) are, to
-// answer preflights, and the hot paths are registered exactly as they were.
+// headers (http/cors.ts) and the access log (`log.access`, WebSocket upgrades included). Nothing
+// is wrapped that has nothing to add: with CORS off and no access log, only the router's
+// catch-all handlers (404, 405) are, to answer preflights, and the hot paths are registered
+// exactly as they were.
 import type { HttpRequest, HttpResponse, RecognizedString, TemplatedApp, WebSocketBehavior } from 'uWebSockets.js';
 import { log } from '../log';
 import { clientIp } from './client-ip';

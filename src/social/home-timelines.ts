@@ -3,7 +3,7 @@
 // from SQLite; a missing value means "no precomputed window", and reads go to SQLite instead.
 import type { Database } from 'lmdb';
 import type { HotStore } from '../store/lmdb';
-import { isWindow, windowFloor } from '../core/timeline-merge';
+import { idsBelow, isWindow, windowFloor, windowLength } from '../core/timeline-merge';
 
 export const HOME_TIMELINES_DB = 'home_timelines';
 
@@ -27,14 +27,9 @@ export function homeTimelines(hot: HotStore): HomeTimelineDb {
  */
 export function windowCovers(db: HomeTimelineDb, userId: string, id: bigint): boolean {
   const buf = db.getBinaryFast(userId);
-  if (!buf) return true;
-  if (buf.readBigUInt64BE(0) >= id) return true;
-  for (let off = buf.length - 8; off >= 8; off -= 8) {
-    const v = buf.readBigUInt64BE(off);
-    if (v === id) return true;
-    if (v < id) return false;
-  }
-  return false;
+  if (!isWindow(buf)) return true;
+  // The window's newest id at or below `id` is `id` itself when the window holds it.
+  return windowFloor(buf) >= id || idsBelow(buf, id + 1n, 1)[0] === id;
 }
 
 /**
@@ -67,7 +62,7 @@ export function dropShortWindows(hot: HotStore): number | null {
   const short: string[] = [];
   for (const { key, value } of db.getRange({})) {
     if (!isWindow(value)) continue;
-    if (windowFloor(value) > 0n && (value.length - 8) / 8 < FULL_PAGE_IDS) short.push(key);
+    if (windowFloor(value) > 0n && windowLength(value) < FULL_PAGE_IDS) short.push(key);
   }
   hot.root.transactionSync(() => {
     for (const key of short) db.removeSync(key);

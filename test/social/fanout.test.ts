@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config';
 import { openHotStore } from '../../src/store/lmdb';
 import { fanoutTask, firstWindow } from '../../src/social/fanout';
 import { SocialStore } from '../../src/social/store';
-import { dropShortWindows, homeTimelines } from '../../src/social/home-timelines';
+import { dropShortWindows, homeTimelines, windowCovers } from '../../src/social/home-timelines';
 import { decodeTimeline, encodeTimeline } from '../../src/core/timeline-merge';
 import type { TaskContext } from '../../src/workers/context';
 
@@ -197,6 +197,8 @@ t.test('once per data directory, the short windows of an earlier version are dro
   db.putSync('2', encodeTimeline(5000n, ids(3, 5001n))); // the same, three posts later
   db.putSync('3', encodeTimeline(0n, ids(3, 5001n))); // the whole timeline: stays
   db.putSync('4', encodeTimeline(4000n, ids(200, 5001n))); // pages above its floor: stays
+  t.same([5000n, 5001n, 5003n, 5004n].map((id) => windowCovers(db, '2', id)), [true, true, true, false], 'at or below the floor, or held; not a newer id');
+  t.equal(windowCovers(db, '9', 5004n), true, 'no window: every read goes to SQLite');
   t.equal(dropShortWindows(hot), 2);
   db.resetReadTxn();
   t.same(['1', '2', '3', '4'].map((k) => db.get(k) !== undefined), [false, false, true, true]);
