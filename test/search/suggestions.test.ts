@@ -1,7 +1,7 @@
 // Suggestions below HTTP: the counting task over a real stream (LMDB), counts (SQLite) and lists;
 // lists maintained batch by batch equal lists built from the counts in one pass; a batch is
 // counted once even when a crash falls between its two commits; lookups rank by decayed count.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { seededInts } from '../fixtures/random';
 import { halfLifeMs, rankScore } from '../../src/core/decay';
 import { MAX_PREFIX_CHARS } from '../../src/core/search-query';
@@ -21,16 +21,19 @@ async function pushAll(stream: QueryStream, hits: Array<[string, number]>): Prom
   await stream.close();
 }
 
+/** The counts, the suggestion lists and the query stream of a fresh search fixture. */
+async function countingFixture(t: Test) {
+  const f = await searchFixture(t);
+  return { f, counts: new QueryCountStore(f.db), suggestions: new SuggestionIndex(f.hot), streamDb: openQueryStream(f.hot) };
+}
+
 function storedLists(s: SuggestionIndex): Map<string, Scored[]> {
   s.lists.resetReadTxn();
   return new Map([...s.lists.getRange({})].map(({ key, value }) => [key, value]));
 }
 
 t.test('lists kept batch by batch equal lists built from the counts', async (t) => {
-  const f = await searchFixture(t);
-  const counts = new QueryCountStore(f.db);
-  const suggestions = new SuggestionIndex(f.hot);
-  const streamDb = openQueryStream(f.hot);
+  const { f, counts, suggestions, streamDb } = await countingFixture(t);
   const stream = new QueryStream(f.hot, 7);
   const rand = seededInts(3);
   const letters = ['a', 'b', 'c', 'é'];
@@ -63,10 +66,7 @@ t.test('lists kept batch by batch equal lists built from the counts', async (t) 
 });
 
 t.test('a batch is counted once when a crash falls between its SQLite and LMDB commits', async (t) => {
-  const f = await searchFixture(t);
-  const counts = new QueryCountStore(f.db);
-  const suggestions = new SuggestionIndex(f.hot);
-  const streamDb = openQueryStream(f.hot);
+  const { f, counts, suggestions, streamDb } = await countingFixture(t);
   await pushAll(new QueryStream(f.hot, 7), [
     ['kittens', T0],
     ['kittens', T0],
@@ -89,10 +89,7 @@ t.test('a batch is counted once when a crash falls between its SQLite and LMDB c
 });
 
 t.test('lookups: by decayed volume, ties by query, limited; listed and unlisted prefixes alike', async (t) => {
-  const f = await searchFixture(t);
-  const counts = new QueryCountStore(f.db);
-  const suggestions = new SuggestionIndex(f.hot);
-  const streamDb = openQueryStream(f.hot);
+  const { f, counts, suggestions, streamDb } = await countingFixture(t);
   const hits: Array<[string, number]> = [];
   // 30 queries under "pre" (a listed prefix), each searched i + 1 times; and "old" searched 64
   // times five hours before the others.
@@ -122,10 +119,7 @@ t.test('lookups: by decayed volume, ties by query, limited; listed and unlisted 
 });
 
 t.test('faded queries are forgotten, in both stores, without changing any suggestion', async (t) => {
-  const f = await searchFixture(t);
-  const counts = new QueryCountStore(f.db);
-  const suggestions = new SuggestionIndex(f.hot);
-  const streamDb = openQueryStream(f.hot);
+  const { f, counts, suggestions, streamDb } = await countingFixture(t);
   const hits: Array<[string, number]> = [];
   // "live": 25 queries (a listed prefix), searched now. "gone": 25 queries searched once, 8
   // half-lives ago (value 1/256, below FORGET_BELOW). "mixed": one query searched 200 times then
@@ -163,10 +157,7 @@ t.test('faded queries are forgotten, in both stores, without changing any sugges
 });
 
 t.test('a pass stopped by its time limit goes on where it stopped', async (t) => {
-  const f = await searchFixture(t);
-  const counts = new QueryCountStore(f.db);
-  const suggestions = new SuggestionIndex(f.hot);
-  const streamDb = openQueryStream(f.hot);
+  const { f, counts, suggestions, streamDb } = await countingFixture(t);
   await pushAll(new QueryStream(f.hot, 7), [['alpha', T0 - 10 * H], ['beta', T0], ['gamma', T0 - 10 * H]]);
   countQueries({ stream: streamDb, counts, suggestions, halfLifeMs: H });
   const stopped = forgetQueries({ counts, suggestions, halfLifeMs: H }, '', T0, 0);
