@@ -438,7 +438,13 @@ export async function serve(opts: ServeOptions): Promise<void> {
     } finally {
       startup.end();
     }
-    for (let i = 0; i < config.server.threads; i++) threads.push(await startThread(i));
+    // The HTTP threads start side by side: each spends most of its start loading modules into
+    // its own isolate. Only those that became ready are stopped at shutdown; one that failed
+    // has already been terminated, and the first failure ends start-up.
+    const starting = await Promise.allSettled(Array.from({ length: config.server.threads }, (_, i) => startThread(i)));
+    for (const s of starting) if (s.status === 'fulfilled') threads.push(s.value);
+    const failed = starting.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
   } catch (err) {
     process.stderr.write(`perch: ${(err as Error).message}\n`);
     await shutdown(1);
