@@ -4,7 +4,7 @@
 // side by side because end-to-end tests spend most of their time waiting on servers they booted:
 // one run alone leaves the cores idle half of the time. Each run's output is printed whole, in turn.
 'use strict';
-const { spawn } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const { existsSync, readdirSync } = require('node:fs');
 const path = require('node:path');
 
@@ -55,6 +55,16 @@ const e2e = all.filter((f) => f.split(path.sep).includes('e2e'));
 // default); the whole suite runs everything with 1 HTTP thread and, beside it, the e2e tests with 2.
 const threads = only.length ? process.env.PERCH_TEST_THREADS ?? '1' : '1';
 async function main() {
+  // tap builds its test class from the plugins configured in package.json ("tap": our tests are
+  // compiled JavaScript, so the TypeScript loader and module mocking, which every test process
+  // would otherwise load, are left out). It rebuilds when they differ from what it was built
+  // with: built once here, so that the two runs of the whole suite do not both rebuild it at the
+  // same time (a single run rebuilds it itself if it must).
+  const build = only.length ? { status: 0 } : spawnSync(tap, ['build'], { cwd: root, encoding: 'utf8' });
+  if (build.status !== 0) {
+    process.stdout.write(`tap build failed:\n${build.stdout}${build.stderr}\n0 passed, 1 failed\n`);
+    process.exit(1);
+  }
   const runs = [runTap(`${only.length ? 'named tests' : 'all tests'} (${threads} HTTP thread${threads === '1' ? '' : 's'})`, all, { PERCH_TEST_THREADS: threads })];
   if (!only.length) runs.push(runTap('e2e tests (2 HTTP threads)', e2e, { PERCH_TEST_THREADS: '2' }));
   const results = [];
