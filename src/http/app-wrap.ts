@@ -56,10 +56,7 @@ function wrapHandler(handler: Handler, catchAll: boolean, opts: AppWrapOptions):
     }
     if (!cors.enabled && !accessLog) return handler(res, req);
     const origin = cors.enabled ? req.getHeader('origin') : '';
-    // With CORS on, every answer depends on the Origin header, including those that allow nothing:
-    // a cache that kept one of those without `Vary: Origin` would hand it to an allowed origin.
-    const headers = cors.allows(origin) ? cors.responseHeaders(origin) : cors.enabled ? cors.varyOnly : null;
-    decorate(res, headers, accessLog ? startEntry(res, req, trustedProxies) : null);
+    decorate(res, cors.answerHeaders(origin), accessLog ? startEntry(res, req, trustedProxies) : null);
     return handler(res, req);
   };
 }
@@ -188,8 +185,7 @@ function preflight(res: HttpResponse, req: HttpRequest, opts: AppWrapOptions): v
   const entry = opts.accessLog ? startEntry(res, req, opts.trustedProxies) : null;
   const origin = opts.cors.enabled ? req.getHeader('origin') : '';
   res.writeStatus('204 No Content');
-  const headers = opts.cors.allows(origin) ? opts.cors.preflightHeaders(origin) : opts.cors.enabled ? opts.cors.varyOnly : [];
-  for (const [k, v] of headers) res.writeHeader(k, v);
+  for (const [k, v] of opts.cors.preflightAnswerHeaders(origin) ?? []) res.writeHeader(k, v);
   res.endWithoutBody();
   opts.observe('preflight', 'OPTIONS', 204, (performance.now() - started) / 1000);
   if (entry) writeAccess(entry, 204);

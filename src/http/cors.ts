@@ -12,6 +12,9 @@ export const CORS_EXPOSE_HEADERS = 'Location, Retry-After, ETag, X-Request-Id, X
 /** How long a browser may reuse a preflight's answer, in seconds. */
 export const CORS_MAX_AGE = '600';
 
+/** The headers of an answer to a request from no allowed origin, while CORS is on. */
+const VARY_ONLY: ReadonlyArray<readonly [string, string]> = [['Vary', 'Origin']];
+
 export class CorsPolicy {
   private readonly any: boolean;
   private readonly origins: ReadonlySet<string>;
@@ -33,8 +36,21 @@ export class CorsPolicy {
     return this.any || this.origins.has(origin);
   }
 
-  /** Headers on any answer to a request from no allowed origin, while CORS is on. */
-  readonly varyOnly: ReadonlyArray<[string, string]> = [['Vary', 'Origin']];
+  /**
+   * What an answer to a request with this Origin header ('' for none) adds: an allowed origin's
+   * headers; `Vary: Origin` alone for any other while CORS is on, since the answer still depends
+   * on the header; nothing (null) while it is off.
+   */
+  answerHeaders(origin: string): ReadonlyArray<readonly [string, string]> | null {
+    if (this.allows(origin)) return this.responseHeaders(origin);
+    return this.enabled ? VARY_ONLY : null;
+  }
+
+  /** The same for a preflight's 204: the preflight headers for an allowed origin. */
+  preflightAnswerHeaders(origin: string): ReadonlyArray<readonly [string, string]> | null {
+    if (this.allows(origin)) return this.preflightHeaders(origin);
+    return this.enabled ? VARY_ONLY : null;
+  }
 
   /** Headers on any answer to an allowed origin. */
   responseHeaders(origin: string): Array<[string, string]> {

@@ -36,6 +36,21 @@ t.test('the headers: the origin echoed, Vary, and for preflights the methods and
   for (const h of ['Authorization', 'X-Api-Key', 'Content-Type']) t.ok(CORS_ALLOW_HEADERS.split(', ').includes(h), h);
 });
 
+t.test('what an answer adds: the allowed origin\'s headers, Vary alone for any other while CORS is on, nothing while off', async (t) => {
+  const some = new CorsPolicy(['https://app.example']);
+  t.same(some.answerHeaders('https://app.example'), some.responseHeaders('https://app.example'));
+  t.same(some.preflightAnswerHeaders('https://app.example'), some.preflightHeaders('https://app.example'));
+  for (const origin of ['https://evil.example', '']) {
+    t.same(some.answerHeaders(origin), [['Vary', 'Origin']], `answer, origin "${origin}"`);
+    t.same(some.preflightAnswerHeaders(origin), [['Vary', 'Origin']], `preflight, origin "${origin}"`);
+  }
+  const none = new CorsPolicy([]);
+  for (const origin of ['https://app.example', '']) {
+    t.equal(none.answerHeaders(origin), null, `CORS off: answer, origin "${origin}"`);
+    t.equal(none.preflightAnswerHeaders(origin), null, `CORS off: preflight, origin "${origin}"`);
+  }
+});
+
 t.test('a preflight is OPTIONS on the API', async (t) => {
   t.equal(isPreflight('options', '/api/posts'), true);
   t.equal(isPreflight('options', '/api'), true);
