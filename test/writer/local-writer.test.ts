@@ -93,7 +93,9 @@ t.test('after a failed log sync every write is answered 503, and nothing more is
   let failures = 0;
   const writer = newWriter(dir, new Float64Array(3), () => failures++);
   const client = writer.localClient();
-  // The log cannot be opened for the first sync, so that sync fails.
+  // The log cannot be opened for the first sync, so that sync fails (and the writer logs it).
+  setLogLevel('silent');
+  t.teardown(() => setLogLevel('info'));
   unlinkSync(walPath(dir));
   await t.rejects(client.run('createPost', post('7301')), { status: 503, code: 'unavailable' });
   t.equal(failures, 1, 'the failure is reported once');
