@@ -48,6 +48,11 @@ export interface OutboxConsumer<R = unknown> {
 }
 
 const lastTasks = new WeakMap<OutboxConsumer, { start: number; result: unknown }>();
+/**
+ * Per connection and consumer with `types`: the events up to here were seen to hold none of its
+ * types. Kept in memory only: after a restart the look starts again from the position.
+ */
+const seenWithout = new WeakMap<object, Map<string, number>>();
 
 /**
  * Hands the pending events to the consumer's task, in order, a batch at a time. It keeps going
@@ -61,9 +66,24 @@ export async function dispatchOutbox(consumer: OutboxConsumer, ctx: BackgroundCo
     const last = outbox.position(consumer.name);
     const newest = outbox.newest();
     if (newest <= last) return;
+    let after = last;
+    if (consumer.types) {
+      // Events of other types are nothing to this consumer: a range without its own gets no task
+      // (a pool thread woken, a range read, for nothing). The position moves past such events
+      // only once they fill a batch, or at the final run: one write then, not one per wake-up.
+      let seen = seenWithout.get(ctx.sqlite);
+      if (!seen) seenWithout.set(ctx.sqlite, (seen = new Map()));
+      const next = outbox.firstOfTypes(consumer.types, Math.max(last, seen.get(consumer.name) ?? 0), newest);
+      if (next === null) {
+        seen.set(consumer.name, newest);
+        if (final || newest - last >= consumer.batch) await writes.run('advanceConsumer', { name: consumer.name, seq: newest, now: new Date().toISOString() });
+        return;
+      }
+      after = next - 1;
+    }
     const previous = lastTasks.get(consumer);
     if (first && !final && previous && consumer.gapMs && performance.now() - previous.start < consumer.gapMs(previous.result)) return;
-    const range: OutboxRange = { after: last, upTo: Math.min(newest, last + consumer.batch) };
+    const range: OutboxRange = { after, upTo: Math.min(newest, after + consumer.batch) };
     const task: { start: number; result: unknown } = { start: performance.now(), result: undefined };
     lastTasks.set(consumer, task);
     task.result = await ctx.runTask(consumer.tasks, consumer.task, range as never);
@@ -72,6 +92,6 @@ export async function dispatchOutbox(consumer: OutboxConsumer, ctx: BackgroundCo
     // A task that stopped early waits for its next run (and its gap), even at shutdown: what it
     // left stays in the outbox for the next start.
     if (upTo < range.upTo) return;
-    if (!final && range.upTo - last < consumer.batch) return;
+    if (!final && range.upTo - after < consumer.batch) return;
   }
 }

@@ -79,7 +79,7 @@ export function outboxCapability(capabilities: readonly Capability[]): Capabilit
           help: `Outbox events not yet processed by the ${consumer.name} consumer.`,
           registers: [registry],
           collect() {
-            this.set(outbox.lag(consumer.name).events);
+            this.set(outbox.lag(consumer.name, Date.now(), consumer.types).events);
           },
         });
         new Gauge({
@@ -87,7 +87,7 @@ export function outboxCapability(capabilities: readonly Capability[]): Capabilit
           help: `Age of the oldest outbox event not yet processed by the ${consumer.name} consumer.`,
           registers: [registry],
           collect() {
-            this.set(outbox.lag(consumer.name).seconds);
+            this.set(outbox.lag(consumer.name, Date.now(), consumer.types).seconds);
           },
         });
       }
@@ -96,7 +96,7 @@ export function outboxCapability(capabilities: readonly Capability[]): Capabilit
       const outbox = outboxOf(sqlite);
       const section: StatusSection = { events: outbox.kept(), newest: outbox.newest() };
       for (const consumer of consumers) {
-        const lag = outbox.lag(consumer.name);
+        const lag = outbox.lag(consumer.name, Date.now(), consumer.types);
         section[consumer.name] = { lag_events: lag.events, lag_seconds: Math.round(lag.seconds * 1000) / 1000 };
       }
       return section;

@@ -49,7 +49,9 @@ export class OutboxStore {
   private readonly oldestAfterStmt: Statement;
   private readonly keptStmt: Statement;
   private readonly pruneStmt: Statement;
-  private readonly firstOfTypes = new Map<string, Statement>();
+  /** Per list of types: the first event of those types in a range, and the lag in them. */
+  private readonly firstOfTypesStmts = new Map<string, Statement>();
+  private readonly typedLagStmts = new Map<string, Statement>();
   private readonly rangeStmt: Statement;
   /** Events appended through this store since `takeAppended` last asked. */
   private appended = 0;
@@ -129,13 +131,40 @@ export class OutboxStore {
     return (this.newestStmt.get() as number | undefined) ?? 0;
   }
 
-  /** Events after `name`'s position, and the age in seconds of the oldest of them. */
-  lag(name: string, now = Date.now()): { events: number; seconds: number } {
+  /**
+   * Events after `name`'s position, and the age in seconds of the oldest of them; with `types`,
+   * only the events of those types (the others are nothing to the position's holder).
+   */
+  lag(name: string, now = Date.now(), types?: readonly string[]): { events: number; seconds: number } {
     const last = this.position(name);
+    if (types) {
+      const sql = (list: string) => `SELECT COUNT(*) AS events, MIN(created_at) AS oldest FROM events WHERE seq > ? AND type IN (${list})`;
+      const row = this.statementFor(this.typedLagStmts, types, sql, false).get(last, ...types) as { events: number; oldest: string | null };
+      return { events: row.events, seconds: row.oldest ? Math.max(0, (now - Date.parse(row.oldest)) / 1000) : 0 };
+    }
     const events = Math.max(0, this.newest() - last);
     if (events === 0) return { events, seconds: 0 };
     const oldest = this.oldestAfterStmt.get(last) as string | undefined;
     return { events, seconds: oldest ? Math.max(0, (now - Date.parse(oldest)) / 1000) : 0 };
+  }
+
+  /** The first event of one of `types` in (after, upTo], or null when there is none. */
+  firstOfTypes(types: readonly string[], after: number, upTo: number): number | null {
+    const sql = (list: string) => `SELECT seq FROM events WHERE seq > ? AND seq <= ? AND type IN (${list}) ORDER BY seq LIMIT 1`;
+    const stmt = this.statementFor(this.firstOfTypesStmts, types, sql, true);
+    return (stmt.get(after, upTo, ...types) as number | undefined) ?? null;
+  }
+
+  /** A statement made for a list of types (one placeholder each), once per list. */
+  private statementFor(cache: Map<string, Statement>, types: readonly string[], sql: (placeholders: string) => string, pluck: boolean): Statement {
+    const key = types.join(',');
+    let stmt = cache.get(key);
+    if (!stmt) {
+      stmt = this.db.prepare(sql(types.map(() => '?').join(', ')));
+      if (pluck) stmt.pluck();
+      cache.set(key, stmt);
+    }
+    return stmt;
   }
 
   /** Events kept: not yet processed by every position, or processed within the retention. */
@@ -164,14 +193,9 @@ export class OutboxStore {
   private doneUpTo(p: PositionSpec): number {
     const last = this.position(p.name);
     if (!p.types) return last;
-    const key = p.types.join(',');
-    let first = this.firstOfTypes.get(key);
-    if (!first) {
-      first = this.db.prepare(`SELECT MIN(seq) FROM events WHERE seq > ? AND type IN (${p.types.map(() => '?').join(', ')})`).pluck();
-      this.firstOfTypes.set(key, first);
-    }
-    const next = first.get(last, ...p.types) as number | null;
-    return next === null ? this.newest() : next - 1;
+    const newest = this.newest();
+    const next = this.firstOfTypes(p.types, last, newest);
+    return next === null ? newest : next - 1;
   }
 }
 

@@ -80,3 +80,41 @@ t.test('the gap holds the next task back while events keep coming; the final run
   t.same(s.ranges, [{ after: 0, upTo: 1 }, { after: 1, upTo: 2 }], 'taken at shutdown');
   t.equal(s.position(), 2);
 });
+
+t.test('a consumer of some event types gets no task for a range without them; the others move its position once they fill a batch', async (t) => {
+  const s = setup(t, { types: ['like'] });
+  const like = (postId: string) => commitAll(groupCommit(s.db), [['like', { userId: ALICE, postId, now }]]);
+  const outbox = outboxOf(s.db);
+  s.posts(2, 400);
+  await dispatchOutbox(s.consumer, s.ctx);
+  t.same(s.ranges, [], 'two posts: no task');
+  t.equal(s.position(), 0, 'and no write');
+  t.same(outbox.lag('test', Date.now(), ['like']), { events: 0, seconds: 0 }, 'nothing of its types waits');
+  t.equal(outbox.lag('test').events, 2, 'counted over every type, two events wait');
+  s.posts(1, 402);
+  await dispatchOutbox(s.consumer, s.ctx);
+  t.same(s.ranges, [], 'a batch of posts: still no task');
+  t.equal(s.position(), 3, 'but the position moves past them');
+  s.posts(2, 403);
+  like('404');
+  t.equal(outbox.lag('test', Date.now(), ['like']).events, 1);
+  await dispatchOutbox(s.consumer, s.ctx);
+  t.same(s.ranges, [{ after: 5, upTo: 6 }], 'the range starts at the like');
+  t.equal(s.position(), 6);
+  s.posts(1, 405);
+  await dispatchOutbox(s.consumer, s.ctx);
+  t.equal(s.position(), 6, 'one post after it: left for later');
+  await dispatchOutbox(s.consumer, s.ctx, true);
+  t.equal(s.position(), 7, 'the final run moves past it');
+  t.equal(s.ranges.length, 1, 'with no task');
+});
+
+t.test('a consumer of some event types takes a backlog of them in full batches from its first event', async (t) => {
+  const s = setup(t, { types: ['like'] });
+  s.posts(5, 500);
+  commitAll(groupCommit(s.db), ['500', '501', '502', '503'].map((postId): [string, unknown] => ['like', { userId: ALICE, postId, now }]));
+  s.posts(1, 505);
+  await dispatchOutbox(s.consumer, s.ctx);
+  t.same(s.ranges, [{ after: 5, upTo: 8 }, { after: 8, upTo: 10 }], 'the likes are events 6 to 9; the ranges start at them');
+  t.equal(s.position(), 10);
+});
