@@ -81,6 +81,7 @@ export const social: Capability = {
     const store = new SocialStore(ctx.sqlite);
     const timeline = new HomeTimelineReader(store, ctx.hot, ctx.config, ctx.signals.counter(OUTBOX_SIGNAL), ctx.pubsub);
     const service = new SocialService(store, ctx.accounts, ctx.newId, ctx.writes.as<SocialWrites>(), {
+      postWriting: (post) => timeline.expectPost(post),
       async postDeleted(id) {
         timeline.dropPost(id);
         await ctx.pubsub.publishAndWait(POST_DELETED, { id });

@@ -50,11 +50,13 @@ export function postIdOf(ref: string): bigint | null {
  * told to every HTTP thread first.
  */
 export interface SocialChanges {
+  /** A post about to be sent to the writer, as it will be stored (this thread's reader uses it). */
+  postWriting(post: Post): void;
   postDeleted(id: string): Promise<void>;
   followsChanged(userId: string): Promise<void>;
 }
 
-const NO_READERS: SocialChanges = { postDeleted: async () => {}, followsChanged: async () => {} };
+const NO_READERS: SocialChanges = { postWriting: () => {}, postDeleted: async () => {}, followsChanged: async () => {} };
 
 export class SocialService {
   constructor(
@@ -79,15 +81,11 @@ export class SocialService {
       if (parent === null) throw invalidField('reply_to', 'no such post');
       replyTo = parent.toString();
     }
+    const id = this.newId();
+    const createdAt = isoNow();
+    this.changes.postWriting({ id, text: checked.text, author_id: authorId, media_ids: mediaIds, reply_to: replyTo, created_at: createdAt });
     // Media ownership and the parent's existence are checked by the writer, inside the transaction.
-    return this.writes.run('createPost', {
-      id: this.newId(),
-      authorId,
-      text: checked.text,
-      mediaIds,
-      replyTo,
-      createdAt: isoNow(),
-    });
+    return this.writes.run('createPost', { id, authorId, text: checked.text, mediaIds, replyTo, createdAt });
   }
 
   getPost(ref: string): PostWithCounts {

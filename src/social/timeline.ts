@@ -9,7 +9,7 @@ import { topic, type PubSub } from '../pubsub/port';
 import { GenerationalMap } from '../core/generational-map';
 import { idsBelow, isWindow, mergeNewestFirst, windowFloor } from '../core/timeline-merge';
 import { homeTimelines, pulledAtReadTime, type HomeTimelineDb } from './home-timelines';
-import { postFields, type SocialStore, type TimelineRow } from './store';
+import { postFields, type Post, type SocialStore } from './store';
 import { UnfannedPosts } from './unfanned-posts';
 import type { Page } from '../http/paging';
 import type { PostWithCounts } from './service';
@@ -48,6 +48,11 @@ interface Visible {
  * is not held pays one query for it, as every reader did before there was a cache.
  */
 const GENERATION = 2_000;
+/**
+ * Posts this thread is writing, kept until a read first shows them (or this many newer ones pass):
+ * under a post load a read meets a new post within a turn or two of the event loop.
+ */
+const EXPECTED_GENERATION = 512;
 /** Last page bodies kept per thread (~15 KB each). */
 const BODIES_MAX = 1_000;
 /**
@@ -118,6 +123,7 @@ export class HomeTimelineReader {
     this.parts = new GenerationalMap(cacheGeneration);
     this.counts = new GenerationalMap(cacheGeneration);
     this.followees = new GenerationalMap(cacheGeneration);
+    this.handles = new GenerationalMap(cacheGeneration);
     pubsub?.subscribe(POST_DELETED, (m) => this.dropPost(m.id));
     pubsub?.subscribe(FOLLOWS_CHANGED, (m) => this.followsChanged(m.userId));
     pubsub?.subscribe(AUTHOR_PULLED, () => this.followees.clear());
@@ -140,6 +146,13 @@ export class HomeTimelineReader {
    * its counts change, so the same entries (by identity) and cursor mean the same bytes.
    */
   private readonly bodies = new Map<string, { items: Visible[]; cursor: string | null; body: Buffer }>();
+  /**
+   * Posts this thread sent to the writer, with when (expectPost): a read that meets one makes its
+   * parts from it, with the counts of a new post, rather than asking SQLite for both.
+   */
+  private readonly expected = new GenerationalMap<bigint, { post: Post; at: number }>(EXPECTED_GENERATION);
+  /** Authors' handles, as SQLite last said (handles are never renamed): for expected posts. */
+  private readonly handles: GenerationalMap<string, string>;
   /** The posts the fan-out has not reached yet, by author (see visible). */
   private readonly unfanned = new UnfannedPosts();
   private readonly readUnfanned = (seq: number) => this.store.unfannedPostsAfter(seq);
@@ -191,9 +204,20 @@ export class HomeTimelineReader {
     return out;
   }
 
+  /**
+   * A post this thread is about to send to the writer, as it will be stored. Until its commit no
+   * read meets it (reads take ids only from what is committed); after it, its counts are those of
+   * a new post, zero, true as of `at` (before the commit) and read again COUNTS_TTL_MS after.
+   */
+  expectPost(post: Post, at = performance.now()): void {
+    this.expected.set(BigInt(post.id), { post, at });
+  }
+
   /** A deleted post: gone from this thread's next read. */
   dropPost(id: string): void {
-    this.counts.set(BigInt(id), null);
+    const key = BigInt(id);
+    this.counts.set(key, null);
+    this.expected.delete(key);
     this.bodies.clear();
   }
 
@@ -318,31 +342,44 @@ export class HomeTimelineReader {
 
   /**
    * Reads the counts (and liveness) of `ids` again: one query for those whose fixed parts this
-   * thread has, one that brings parts and counts together for the others. Each id's parts are
-   * held from the start, never looked up again after the cache was written to: a write can retire
-   * a generation, and a live post whose parts went with it must not be taken for a deleted one.
+   * thread has, one that brings parts and counts together for the others, except the new posts
+   * this thread wrote itself (expectPost), which need neither. Each id's parts are held from the
+   * start, never looked up again after the cache was written to: a write can retire a generation,
+   * and a live post whose parts went with it must not be taken for a deleted one.
    */
   private refreshCounts(ids: bigint[], now: number): Map<bigint, Visible | null> {
     const known = new Map<bigint, PostParts>();
     const unknown: bigint[] = [];
-    for (const id of ids) {
-      const parts = this.parts.get(id);
-      if (parts) known.set(id, parts);
-      else unknown.push(id);
-    }
     const result = new Map<bigint, Visible | null>();
     const counts = this.counts;
-    const update = (id: bigint, parts: PostParts, likes: number, replies: number) => {
+    const update = (id: bigint, parts: PostParts, likes: number, replies: number, fetchedAt = now) => {
       let v = counts.get(id);
       if (v && v.likes === likes && v.replies === replies) {
         // Unchanged: the same object, so pages made of it keep their bytes.
-        v.fetchedAt = now;
+        v.fetchedAt = fetchedAt;
       } else {
-        v = { parts, likes, replies, json: null, fetchedAt: now };
+        v = { parts, likes, replies, json: null, fetchedAt };
         counts.set(id, v);
       }
       result.set(id, v);
     };
+    for (const id of ids) {
+      const parts = this.parts.get(id);
+      if (parts) {
+        known.set(id, parts);
+        continue;
+      }
+      const e = this.expected.get(id);
+      const handle = e && now - e.at < COUNTS_TTL_MS ? this.handles.get(e.post.author_id) : undefined;
+      if (handle === undefined) {
+        unknown.push(id);
+        continue;
+      }
+      this.expected.delete(id);
+      const made = partsOf(e!.post, handle);
+      this.parts.set(id, made);
+      update(id, made, 0, 0, e!.at);
+    }
     if (known.size > 0) {
       for (const [key, likes, replies] of this.store.liveCounts([...known.keys()])) {
         const id = BigInt(key);
@@ -352,7 +389,8 @@ export class HomeTimelineReader {
     if (unknown.length > 0) {
       for (const row of this.store.hydrate(unknown)) {
         const id = BigInt(row.id);
-        const parts = partsOf(row);
+        const parts = partsOf(postFields(row), row.handle);
+        this.handles.set(row.author_id, row.handle);
         this.parts.set(id, parts);
         update(id, parts, row.like_count, row.reply_count);
       }
@@ -367,8 +405,8 @@ export class HomeTimelineReader {
   }
 }
 
-function partsOf(row: TimelineRow): PostParts {
-  const item = { ...postFields(row), author: { id: row.author_id, handle: row.handle } };
+function partsOf(post: Post, handle: string): PostParts {
+  const item = { ...post, author: { id: post.author_id, handle } };
   const head =
     '{"id":' + JSON.stringify(item.id) + ',"text":' + JSON.stringify(item.text) + ',"author_id":' + JSON.stringify(item.author_id) +
     ',"media_ids":' + JSON.stringify(item.media_ids) + ',"reply_to":' + JSON.stringify(item.reply_to) + ',"created_at":' + JSON.stringify(item.created_at);

@@ -80,3 +80,55 @@ t.test('caches far smaller than a page: every live post still shows, none is tak
   t.same(reader.read(READER, BigInt(made[19]), 25).items.map((p) => p.id), made.slice(20, 40).map(String), 'and the page below');
   t.same(reader.read(READER, TOP, 40).items.map((p) => p.id), newest(40), 'every post, read again from caches that kept few');
 });
+
+t.test("a new post this thread wrote is shown from what it sent, without SQLite; its counts are read again a second after", async (t) => {
+  const { dir, db } = tempStore(t, 'perch-reader-expected-');
+  const hot = openHotStore(dir);
+  t.teardown(() => hot.close());
+  addUsers(db, { [AUTHOR]: 'author', [READER]: 'reader' }, now);
+  const group = groupCommit(db);
+  const outboxSignal = new Int32Array(1);
+  const commit = (...ops: Array<[string, unknown]>) => {
+    t.ok(group.commit(ops).every((o) => o.ok), 'committed');
+    Atomics.add(outboxSignal, 0, 1);
+  };
+  const store = new SocialStore(db);
+  const hydrated: string[] = [];
+  const hydrate = store.hydrate.bind(store);
+  store.hydrate = (ids) => (hydrated.push(...ids.map(String)), hydrate(ids));
+  const reader = new HomeTimelineReader(store, hot, loadConfig({ env: {} }), outboxSignal);
+  const write = (id: string, at = performance.now()) => {
+    const post = { id, text: 'post ' + id, author_id: AUTHOR, media_ids: [] as string[], reply_to: null, created_at: now };
+    reader.expectPost(post, at);
+    commit(['createPost', { id, authorId: AUTHOR, text: post.text, mediaIds: [], replyTo: null, createdAt: now }]);
+  };
+  const page = () => reader.read(READER, TOP, 20).items.map((p) => [p.id, p.text, p.author.handle, p.like_count]);
+  commit(['follow', { followerId: READER, followeeId: AUTHOR, sinceId: '100', now }]);
+  write('5000');
+  t.same(page(), [['5000', 'post 5000', 'author', 0]]);
+  t.same(hydrated, ['5000'], "the author's first post is read from SQLite: the reader learns the handle there");
+
+  write('5001');
+  commit(['like', { userId: READER, postId: '5001', now }]);
+  t.same(page(), [['5001', 'post 5001', 'author', 0], ['5000', 'post 5000', 'author', 0]], 'shown with the counts of a new post');
+  t.same(hydrated, ['5000'], 'without asking SQLite');
+
+  write('5002', performance.now() - 2000);
+  t.same(page()[0], ['5002', 'post 5002', 'author', 0]);
+  t.same(hydrated, ['5000', '5002'], 'one sent longer ago than the counts may lag is read from SQLite');
+
+  write('5003');
+  commit(['deletePost', { userId: AUTHOR, postId: '5003', now }]);
+  reader.dropPost('5003');
+  t.same(page().map((p) => p[0]), ['5002', '5001', '5000'], 'a deleted one is not shown');
+
+  // Its counts, as any post's, are read again once a second has passed since it was sent.
+  const later = performance.now() + 1500;
+  const realNow = performance.now;
+  performance.now = () => later;
+  try {
+    t.same(page()[1], ['5001', 'post 5001', 'author', 1], 'the like shows a second later');
+  } finally {
+    performance.now = realNow;
+  }
+});
