@@ -163,7 +163,9 @@ t.test('log.access: one line per answered request, with the client behind a trus
   await server.get('/healthz');
   await server.get('/api/me?access_token=secret');
   await server.get('/nope/nope', { headers: { 'x-forwarded-for': '192.0.2.44' } });
-  const lines = await waitForLines(server, before, 3);
+  const order = ['/healthz', '/api/me', '/nope/nope'];
+  // In the order of the requests: lines written by two HTTP threads may reach stdout in either order.
+  const lines = (await waitForLines(server, before, 3)).sort((a, b) => order.indexOf(a.path as string) - order.indexOf(b.path as string));
   t.same(lines.map((l) => [l.msg, l.method, l.path, l.status, l.ip]), [
     ['request', 'GET', '/healthz', 200, '127.0.0.1'],
     ['request', 'GET', '/api/me', 401, '127.0.0.1'],
@@ -184,7 +186,9 @@ t.test('log.access: WebSocket upgrades too, 101 or the refusal', async (t) => {
   const refused = new WebSocket(`${server.url.replace('http', 'ws')}/ws?access_token=nosuchkey`);
   const status = await new Promise<number>((resolve) => refused.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)));
   t.equal(status, 401);
-  const lines = await waitForLines(server, before, 2, ['/ws']);
+  // By status (the upgrade, then the refusal): two connections may be served by two HTTP threads,
+  // whose lines may reach stdout in either order.
+  const lines = (await waitForLines(server, before, 2, ['/ws'])).sort((a, b) => (a.status as number) - (b.status as number));
   t.same(lines.map((l) => [l.method, l.path, l.status, l.ip]), [
     ['GET', '/ws', 101, '127.0.0.1'],
     ['GET', '/ws', 401, '127.0.0.1'],

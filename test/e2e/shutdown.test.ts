@@ -30,21 +30,30 @@ t.test('an upload in flight at SIGTERM completes with 201; then the server exits
       `Content-Type: image/png\r\nContent-Length: ${png.length}\r\n\r\n`,
   );
   sock.write(png.subarray(0, 1000));
-  await new Promise((r) => setTimeout(r, 200));
+  // Time for the server to read the head and start the upload (nothing outside it tells when it
+  // has): far more than it takes, so that a starved machine has it under way before the signal.
+  await new Promise((r) => setTimeout(r, 1000));
 
   const exited = new Promise<number | null>((resolve) => server.proc.once('exit', (code) => resolve(code)));
   server.proc.kill('SIGTERM');
-  await new Promise((r) => setTimeout(r, 300));
 
   // The listen socket is closed: a new connection is refused while the upload is still open.
-  const refused = await new Promise<boolean>((resolve) => {
-    const probe = connect(server.port, '127.0.0.1');
-    probe.once('connect', () => {
-      probe.destroy();
-      resolve(false);
+  // Probed until refused (within 5 s, well inside the shutdown timeout the upload has): the
+  // signal reaches the HTTP threads after a moment, later on a starved machine.
+  const refusedNow = () =>
+    new Promise<boolean>((resolve) => {
+      const probe = connect(server.port, '127.0.0.1');
+      probe.once('connect', () => {
+        probe.destroy();
+        resolve(false);
+      });
+      probe.once('error', () => resolve(true));
     });
-    probe.once('error', () => resolve(true));
-  });
+  let refused = false;
+  for (const deadline = Date.now() + 5000; !refused && Date.now() < deadline; ) {
+    refused = await refusedNow();
+    if (!refused) await new Promise((r) => setTimeout(r, 50));
+  }
   t.equal(refused, true, 'new connections are refused during shutdown');
 
   sock.write(png.subarray(1000));

@@ -6,6 +6,7 @@ import t from 'tap';
 import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { startServer } from '../helpers/server';
+import { logLine } from '../helpers/logs';
 
 t.test('a failed log sync answers 503 and stops the server with exit 1', async (t) => {
   const server = await startServer();
@@ -20,8 +21,9 @@ t.test('a failed log sync answers 503 and stops the server with exit 1', async (
   t.equal(r.json.message, 'The write could not be made durable; try again shortly.');
   t.equal(r.headers.get('retry-after'), '1');
   t.equal(await exited, 1, 'the server stops');
+  // The process may exit before the test has read all its stdout: the line is waited for.
   t.ok(
-    server.logs.some((line) => line.includes('syncing the write-ahead log failed')),
+    await logLine(server, (line) => line.includes('syncing the write-ahead log failed')),
     'the failure is logged',
   );
 });

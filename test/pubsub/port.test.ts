@@ -11,6 +11,15 @@ setLogLevel('silent');
 const greeting = topic<{ text: string }>('test.greeting');
 const other = topic<{ n: number }>('test.other');
 const nextTurn = () => new Promise((r) => setTimeout(r, 20));
+/**
+ * Waits (bounded) until `done` holds. A message between ports arrives on a later event-loop turn,
+ * but not by any given time: after a stall of the process, a 20 ms timer can fire before it.
+ */
+async function until(done: () => boolean, ms = 10_000): Promise<void> {
+  for (const deadline = Date.now() + ms; !done() && Date.now() < deadline; ) await nextTurn();
+}
+/** publishAndWait's bound where every peer must answer: a guard against hanging, far above the 500 ms default. */
+const ACK_MS = 10_000;
 
 t.test('a message reaches the subscribers of its topic on the other ports, not its own', async (t) => {
   const a = new ThreadPubSub(1);
@@ -23,6 +32,8 @@ t.test('a message reaches the subscribers of its topic on the other ports, not i
   b.subscribe(greeting, (m) => seenByB.push(m.text));
   b.subscribe(other, (m) => seenOther.push(m.n));
   a.publish(greeting, { text: 'hello' });
+  await until(() => seenByB.length > 0);
+  // A turn more for anything delivered wrongly beside it.
   await nextTurn();
   t.same(seenByB, ['hello'], 'the other port');
   t.same(seenByA, [], 'not the publisher itself');
@@ -37,7 +48,7 @@ t.test('publishAndWait resolves once every peer has handled the message', async 
   const handled: string[] = [];
   b.subscribe(greeting, (m) => handled.push('b:' + m.text));
   c.subscribe(greeting, (m) => handled.push('c:' + m.text));
-  t.equal(await a.publishAndWait(greeting, { text: 'x' }), true);
+  t.equal(await a.publishAndWait(greeting, { text: 'x' }, ACK_MS), true);
   t.same(handled.sort(), ['b:x', 'c:x'], 'both handled it before the answer');
 });
 
@@ -58,7 +69,7 @@ t.test('a failing handler does not stop the others, nor the acknowledgement', as
     throw new Error('boom');
   });
   b.subscribe(greeting, (m) => handled.push(m.text));
-  t.equal(await a.publishAndWait(greeting, { text: 'y' }), true);
+  t.equal(await a.publishAndWait(greeting, { text: 'y' }, ACK_MS), true);
   t.same(handled, ['y']);
 });
 

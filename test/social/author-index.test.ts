@@ -99,9 +99,10 @@ t.test('the writer thread files what a crash left unfiled as it starts, and new 
   // Committed, then the process died before filing it.
   t.ok(groupCommit(db).commit([['createPost', post(29, ALICE)]])[0].ok);
   const filed = () => pluck(db, 'SELECT CAST(id AS TEXT) FROM author_posts ORDER BY id');
-  // Polled, not timed: filing follows the start, or a commit, by a few milliseconds.
+  // Polled, not timed: filing follows the start, or a commit, by a few milliseconds (the job
+  // waits 100 ms after a commit), on a starved machine by far more: bounded at 10 s.
   const until = async (n: number) => {
-    for (let i = 0; i < 200 && filed().length < n; i++) await new Promise((r) => setTimeout(r, 10));
+    for (const deadline = Date.now() + 10_000; filed().length < n && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 10));
   };
 
   const { port1, port2 } = new MessageChannel();

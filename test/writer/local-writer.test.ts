@@ -60,11 +60,14 @@ t.test('a group waits out another connection holding the write lock, without blo
   let answered = false;
   const write = client.run('createPost', post('7101')).then((p) => ((answered = true), p));
   // Timers keep firing while the write waits: the thread is not asleep in SQLite's busy handler.
+  // Counted until five ticks came, within 2 s: a starved machine may run this thread seldom, but
+  // a thread asleep in the busy handler (5 s by default) runs no timer at all meanwhile.
   let ticks = 0;
   const ticker = setInterval(() => ticks++, 5);
-  await new Promise((r) => setTimeout(r, 100));
+  const started = Date.now();
+  while (ticks < 5 && Date.now() - started < 2000) await new Promise((r) => setTimeout(r, 5));
   clearInterval(ticker);
-  t.ok(ticks >= 5, `the event loop kept running (${ticks} ticks of 5 ms in 100 ms)`);
+  t.ok(ticks >= 5, `the event loop kept running (${ticks} ticks of 5 ms in ${Date.now() - started} ms)`);
   t.notOk(answered, 'not answered while the lock is held');
   // A write sent meanwhile joins the waiting group, in order.
   const second = client.run('createPost', post('7102'));
