@@ -53,6 +53,11 @@ const GENERATION = 2_000;
  * under a post load a read meets a new post within a turn or two of the event loop.
  */
 const EXPECTED_GENERATION = 512;
+/**
+ * A thread keeps the posts it writes only while it serves timeline reads: one that served none
+ * this long (a thread of a write-only load) keeps nothing.
+ */
+const READS_RECENT_MS = 1000;
 /** Last page bodies kept per thread (~15 KB each). */
 const BODIES_MAX = 1_000;
 /**
@@ -134,6 +139,8 @@ export class HomeTimelineReader {
   /** The outbox signal's value when the tail was last read, and when that was. */
   private signalSeen = -1;
   private tailReadAt = -Infinity;
+  /** When this thread last served a timeline read. */
+  private lastReadAt = -Infinity;
   /**
    * A post's counts and parts, or null for a post that is not live (deleted: for good). Counts
    * are read again once older than COUNTS_TTL_MS; a deletion drops the entry at once.
@@ -210,6 +217,7 @@ export class HomeTimelineReader {
    * a new post, zero, true as of `at` (before the commit) and read again COUNTS_TTL_MS after.
    */
   expectPost(post: Post, at = performance.now()): void {
+    if (at - this.lastReadAt > READS_RECENT_MS) return;
     this.expected.set(BigInt(post.id), { post, at });
   }
 
@@ -229,6 +237,7 @@ export class HomeTimelineReader {
 
   private visible(userId: string, before: bigint, limit: number): Page<Visible> {
     const now = performance.now();
+    this.lastReadAt = now;
     // Read before the query: a post made during it moves the signal again for the next read.
     const signal = Atomics.load(this.outboxSignal, 0);
     if (signal !== this.signalSeen || now - this.tailReadAt > TAIL_TTL_MS) {
