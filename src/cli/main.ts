@@ -3,16 +3,20 @@ import { Argument, Command, CommanderError, Option } from 'commander';
 import { fail, ignoreClosedOutput, intOption } from './common';
 import { PRIVATE_UMASK } from '../store/data-dir';
 import { VERSION } from '../version';
-import { serveCommand } from './serve';
-import { migrateCommand } from './migrate';
-import { keygenCommand, keysListCommand, keysRevokeCommand } from './keys';
-import { statusCommand } from './status';
 import { benchCommand, collectKeys, secondsOption, urlOption, type BenchFlags } from './bench';
-import { flagsClearCommand, flagsListCommand } from './flags';
-import { importCommand } from './import';
 import { IMPORT_FORMATS } from '../core/link-import';
-import { reindexCommand } from './reindex';
-import { backupCommand, restoreCommand } from './backup';
+
+// Each command's module is loaded when the command runs, not with the program: `perch --help`,
+// `perch keygen` and the other short commands do not load the server (and `serve` does not load
+// the other commands).
+const serveCli = () => require('./serve') as typeof import('./serve');
+const migrateCli = () => require('./migrate') as typeof import('./migrate');
+const keysCli = () => require('./keys') as typeof import('./keys');
+const statusCli = () => require('./status') as typeof import('./status');
+const flagsCli = () => require('./flags') as typeof import('./flags');
+const importCli = () => require('./import') as typeof import('./import');
+const reindexCli = () => require('./reindex') as typeof import('./reindex');
+const backupCli = () => require('./backup') as typeof import('./backup');
 
 function withCommon(cmd: Command): Command {
   return cmd
@@ -30,31 +34,31 @@ export function buildProgram(): Command {
     .addOption(new Option('--port <n>', 'port to listen on (0: any free port)').argParser(intOption(0, 65535)))
     .addOption(new Option('--host <addr>', 'address to listen on'))
     .addOption(new Option('--threads <n>', 'HTTP threads sharing the port').argParser(intOption(1, 64)))
-    .action((opts) => serveCommand(opts));
+    .action((opts) => serveCli().serveCommand(opts));
 
-  withCommon(program.command('migrate').description('apply pending database migrations')).action((opts) => migrateCommand(opts));
+  withCommon(program.command('migrate').description('apply pending database migrations')).action((opts) => migrateCli().migrateCommand(opts));
 
   withCommon(program.command('keygen').description('create an API key (and the user, if new)'))
     .requiredOption('--user <handle>', 'handle of the user: 1-30 of A-Z a-z 0-9 _')
     .option('--admin', 'the key may manage every user\'s links', false)
     .option('--json', 'print one JSON line', false)
-    .action((opts) => keygenCommand(opts));
+    .action((opts) => keysCli().keygenCommand(opts));
 
   const keys = program.command('keys').description('list and revoke API keys');
   withCommon(keys.command('list').description('list key ids (never the keys themselves)'))
     .option('--user <user>', 'only the keys of this user (handle, @handle or user id)')
     .option('--json', 'print JSON', false)
-    .action((opts) => keysListCommand(opts));
+    .action((opts) => keysCli().keysListCommand(opts));
   withCommon(keys.command('revoke').description('revoke a key by its id').argument('<key-id>', 'id from `perch keys list`'))
-    .action((keyId, opts) => keysRevokeCommand(keyId, opts));
+    .action((keyId, opts) => keysCli().keysRevokeCommand(keyId, opts));
 
   const flags = program.command('flags').description('accounts throttled by the anomaly detector');
   withCommon(flags.command('list').description('list flagged accounts'))
     .option('--all', 'include flags that ended or were cleared', false)
     .option('--json', 'print JSON', false)
-    .action((opts) => flagsListCommand(opts));
+    .action((opts) => flagsCli().flagsListCommand(opts));
   withCommon(flags.command('clear').description('lift the flag of a user').argument('<user>', 'handle (or user id)'))
-    .action((user, opts) => flagsClearCommand(user, opts));
+    .action((user, opts) => flagsCli().flagsClearCommand(user, opts));
 
   withCommon(
     program
@@ -65,21 +69,21 @@ export function buildProgram(): Command {
   )
     .requiredOption('--user <user>', 'the user who gets the links (handle, @handle or user id)')
     .option('--dry-run', 'check every entry and report, writing nothing', false)
-    .action((format, file, opts) => importCommand(format, file, opts));
+    .action((format, file, opts) => importCli().importCommand(format, file, opts));
   withCommon(program.command('reindex').description('rebuild the search index from the stored posts (safe while the server runs)'))
     .option('--json', 'print one JSON line', false)
-    .action((opts) => reindexCommand(opts));
+    .action((opts) => reindexCli().reindexCommand(opts));
 
   withCommon(program.command('status').description('show store counts, queue lags and node leases'))
     .option('--json', 'print JSON', false)
-    .action((opts) => statusCommand(opts));
+    .action((opts) => statusCli().statusCommand(opts));
 
   withCommon(program.command('backup').description('write a consistent snapshot of the data directory into DIR (new or empty), while the server runs or not').argument('<dir>', 'where the backup goes'))
     .option('--json', 'print the manifest as JSON', false)
-    .action((dir: string, opts) => backupCommand(dir, opts));
+    .action((dir: string, opts) => backupCli().backupCommand(dir, opts));
 
   withCommon(program.command('restore').description('make a data directory (absent or empty) from a backup in DIR').argument('<dir>', 'a directory written by perch backup'))
-    .action((dir: string, opts) => restoreCommand(dir, opts));
+    .action((dir: string, opts) => backupCli().restoreCommand(dir, opts));
 
   program
     .command('bench')

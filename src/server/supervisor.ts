@@ -1,15 +1,14 @@
 // The supervisor: the main thread of `perch serve`. It checks that the server can run at all,
 // migrates the store, starts the HTTP threads on one shared port, answers their metrics requests,
 // and on SIGTERM/SIGINT shuts everything down in order.
-import { mkdirSync, accessSync, constants, existsSync, writeFileSync, unlinkSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { EventEmitter } from 'node:events';
 import { MessageChannel, Worker, threadId, type MessagePort } from 'node:worker_threads';
 import { Registry, Gauge } from 'prom-client';
 import type { Config } from '../config';
 import { resolveLogFormat } from '../core/log-line';
-import { secureDataDir } from '../store/data-dir';
+import { StartupError, ensureDataDir, secureDataDir } from '../store/data-dir';
 import { registerServer, unregisterServer } from '../store/server-registry';
 import { VERSION } from '../version';
 import { groupCommitMetrics, processMetrics } from './process-metrics';
@@ -36,45 +35,6 @@ import type { FromWriter, ThreadData, ToSupervisor, ToThread, ToWriter, WriterDa
 
 /** How often the supervisor frees LMDB reader slots left by processes that died holding one. */
 const STALE_READER_CHECK_MS = 5000;
-
-/** A reason not to start, told to the operator as one line. */
-export class StartupError extends Error {}
-
-/**
- * Makes a directory and its missing parents one level at a time. Node's recursive mkdir is not
- * used: under /proc (mkdir answers ENOENT although the parent exists) it retries forever.
- */
-function makeDirectories(dir: string): void {
-  const missing: string[] = [];
-  for (let d = dir; !existsSync(d); d = dirname(d)) {
-    missing.push(d);
-    if (dirname(d) === d) break;
-  }
-  for (const d of missing.reverse()) {
-    try {
-      mkdirSync(d);
-    } catch (err) {
-      // Made meanwhile by another process starting on the same directory: fine.
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-  }
-}
-
-export function ensureDataDir(dataDir: string): string {
-  const dir = resolve(dataDir);
-  try {
-    makeDirectories(dir);
-    if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
-    accessSync(dir, constants.R_OK | constants.W_OK);
-    const probe = join(dir, `.write-probe-${process.pid}`);
-    writeFileSync(probe, 'ok');
-    unlinkSync(probe);
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    throw new StartupError(`data directory ${dir} is not usable: ${e.code ?? e.message}`);
-  }
-  return dir;
-}
 
 /** Binds the port once, exclusively, to learn whether it is free (and which port 0 means). */
 function claimPort(host: string, port: number): Promise<number> {

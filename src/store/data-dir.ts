@@ -2,8 +2,8 @@
 // everything users wrote, so perch keeps it to its own user: the CLI runs with umask 077 (new
 // files 0600, new directories 0700), and existing installations are tightened when a command
 // opens them: the directory, the SQLite files, LMDB and the media directory.
-import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, readdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { lmdbPath } from './lmdb';
 import { sqlitePath } from './sqlite';
 
@@ -72,4 +72,43 @@ export function fileSize(path: string): number {
   } catch {
     return 0;
   }
+}
+
+/** A reason not to start, told to the operator as one line. */
+export class StartupError extends Error {}
+
+/**
+ * Makes a directory and its missing parents one level at a time. Node's recursive mkdir is not
+ * used: under /proc (mkdir answers ENOENT although the parent exists) it retries forever.
+ */
+function makeDirectories(dir: string): void {
+  const missing: string[] = [];
+  for (let d = dir; !existsSync(d); d = dirname(d)) {
+    missing.push(d);
+    if (dirname(d) === d) break;
+  }
+  for (const d of missing.reverse()) {
+    try {
+      mkdirSync(d);
+    } catch (err) {
+      // Made meanwhile by another process starting on the same directory: fine.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+}
+
+export function ensureDataDir(dataDir: string): string {
+  const dir = resolve(dataDir);
+  try {
+    makeDirectories(dir);
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    accessSync(dir, constants.R_OK | constants.W_OK);
+    const probe = join(dir, `.write-probe-${process.pid}`);
+    writeFileSync(probe, 'ok');
+    unlinkSync(probe);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new StartupError(`data directory ${dir} is not usable: ${e.code ?? e.message}`);
+  }
+  return dir;
 }

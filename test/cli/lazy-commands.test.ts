@@ -1,0 +1,33 @@
+// The program loads a command's module when that command runs: `perch --help`, `--version` and
+// the short commands (keygen, keys, status, ...) do not load the server, which takes most of a
+// short command's time to start.
+import t from 'tap';
+import { execFileSync } from 'node:child_process';
+
+/** The project's own modules loaded after `main.ts` is required and the program built, in a fresh process. */
+function loadedBy(code: string): string[] {
+  const script = `
+    process.on('unhandledRejection', () => {});
+    const main = require(${JSON.stringify(require.resolve('../../src/cli/main'))});
+    ${code}
+    process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((f) => !f.includes('node_modules'))));`;
+  return JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })) as string[];
+}
+
+const named = (files: string[], tail: string) => files.some((f) => f.endsWith(tail));
+
+t.test('building the program loads no command and no server', async (t) => {
+  const files = loadedBy('main.buildProgram();');
+  t.notOk(named(files, '/server/supervisor.js'), 'not the supervisor');
+  t.notOk(named(files, '/capabilities.js'), 'not the capabilities');
+  for (const command of ['serve', 'keys', 'status', 'backup', 'import']) t.notOk(named(files, `/cli/${command}.js`), `not cli/${command}`);
+});
+
+t.test("a command's module is loaded when it runs", async (t) => {
+  const files = loadedBy(`
+    const program = main.buildProgram();
+    program.exitOverride();
+    try { program.parse(['node', 'perch', 'keys', 'list', '--data', '/nonexistent-perch-dir']); } catch {}`);
+  t.ok(named(files, '/cli/keys.js'), 'cli/keys');
+  t.notOk(named(files, '/server/supervisor.js'), 'and not the supervisor');
+});
