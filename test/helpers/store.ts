@@ -5,6 +5,7 @@ import { openSqlite, type Sqlite } from '../../src/store/sqlite';
 import { migrateAll, writerSetup } from '../../src/capabilities';
 import { GroupCommit } from '../../src/writer/group-commit';
 import { writeExecutor } from '../../src/writer/operations';
+import { WriterClient } from '../../src/writer/client';
 import { tempDataDir } from './server';
 
 export type Teardown = { teardown(fn: () => unknown): void };
@@ -37,4 +38,21 @@ export function commitAll(group: GroupCommit, ops: Array<[string, unknown]>): un
   const out = group.commit(ops);
   for (const o of out) if (!o.ok) throw o.error;
   return out.map((o) => (o as { value: unknown }).value);
+}
+
+/**
+ * A writer client (as the supervisor's background jobs hold) whose requests commit as one group
+ * on the test's own connection, answered on the next turn as the writer thread's would be.
+ */
+export function groupWriterClient(group: GroupCommit): WriterClient {
+  const writes: WriterClient = new WriterClient({
+    send: (request) => {
+      const out = group.commit(Array.from({ length: request.length / 3 }, (_, i) => [request[i * 3 + 1] as string, request[i * 3 + 2]]));
+      const reply: unknown[] = [];
+      out.forEach((o, i) => reply.push(request[i * 3], o.ok ? 1 : 0, o.ok ? o.value : { http: false, message: String(o.error), name: 'Error' }));
+      setImmediate(() => writes.receive(reply));
+    },
+    close: () => {},
+  });
+  return writes;
 }

@@ -2,8 +2,7 @@
 // in order, a batch at a time; its position moves only after its task succeeded; its gap holds
 // back the next task while events keep coming; the final run at shutdown takes everything.
 import t from 'tap';
-import { addUsers, commitAll, groupCommit, tempStore, type Teardown } from '../helpers/store';
-import { WriterClient } from '../../src/writer/client';
+import { addUsers, commitAll, groupCommit, groupWriterClient, tempStore, type Teardown } from '../helpers/store';
 import { dispatchOutbox, type OutboxConsumer, type OutboxRange } from '../../src/outbox/consumer';
 import { outboxOf } from '../../src/outbox/store';
 import type { BackgroundContext } from '../../src/server/background';
@@ -16,15 +15,7 @@ function setup(t: Teardown, consumerOptions: Partial<OutboxConsumer<number>> = {
   addUsers(db, { [ALICE]: 'alice' });
   const group = groupCommit(db);
   // The supervisor's client, here committing on the test's own connection.
-  const writes = new WriterClient({
-    send: (request) => {
-      const out = group.commit(Array.from({ length: request.length / 3 }, (_, i) => [request[i * 3 + 1] as string, request[i * 3 + 2]]));
-      const reply: unknown[] = [];
-      out.forEach((o, i) => reply.push(request[i * 3], o.ok ? 1 : 0, o.ok ? o.value : { http: false, message: String(o.error), name: 'Error' }));
-      setImmediate(() => writes.receive(reply));
-    },
-    close: () => {},
-  });
+  const writes = groupWriterClient(group);
   const ranges: OutboxRange[] = [];
   let failNext = false;
   const tasks = {

@@ -2,8 +2,7 @@
 // only as far as the task says, the rest is handed out again by the next run, and a task that
 // stopped early ends the run, also at shutdown.
 import t from 'tap';
-import { addUsers, commitAll, groupCommit, tempStore, type Teardown } from '../helpers/store';
-import { WriterClient } from '../../src/writer/client';
+import { addUsers, commitAll, groupCommit, groupWriterClient, tempStore, type Teardown } from '../helpers/store';
 import { dispatchOutbox, type OutboxConsumer, type OutboxRange } from '../../src/outbox/consumer';
 import { outboxOf } from '../../src/outbox/store';
 import type { BackgroundContext } from '../../src/server/background';
@@ -15,15 +14,7 @@ function setup(t: Teardown, stopAt: (range: OutboxRange) => number) {
   const { db } = tempStore(t, 'perch-outbox-partial-');
   addUsers(db, { [ALICE]: 'alice' });
   const group = groupCommit(db);
-  const writes = new WriterClient({
-    send: (request) => {
-      const out = group.commit(Array.from({ length: request.length / 3 }, (_, i) => [request[i * 3 + 1] as string, request[i * 3 + 2]]));
-      const reply: unknown[] = [];
-      out.forEach((o, i) => reply.push(request[i * 3], o.ok ? 1 : 0, o.ok ? o.value : { http: false, message: String(o.error), name: 'Error' }));
-      setImmediate(() => writes.receive(reply));
-    },
-    close: () => {},
-  });
+  const writes = groupWriterClient(group);
   const ranges: OutboxRange[] = [];
   const tasks = {
     'test.partial': (_ctx: unknown, range: OutboxRange) => {

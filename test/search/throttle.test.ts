@@ -6,8 +6,7 @@ import t from 'tap';
 import { dispatchOutbox, type OutboxConsumer } from '../../src/outbox/consumer';
 import { outboxOf } from '../../src/outbox/store';
 import type { BackgroundContext } from '../../src/server/background';
-import { WriterClient } from '../../src/writer/client';
-import { groupCommit } from '../helpers/store';
+import { groupCommit, groupWriterClient } from '../helpers/store';
 import { SharedBudget, type BudgetRecord } from '../../src/search/budget';
 import { BUDGET_LIMITS, INITIAL_BUDGET } from '../../src/core/write-budget';
 import { INDEX_PARTITIONS, indexRange, type IndexResult } from '../../src/search/indexer';
@@ -52,15 +51,7 @@ t.test('rejections halve the budget, healthy answers grow it back, and every pos
   const engine = new RecordingEngine(f.engine);
   const source = new IndexSourceStore(f.db);
   const group = groupCommit(f.db);
-  const writes = new WriterClient({
-    send: (request) => {
-      const out = group.commit(Array.from({ length: request.length / 3 }, (_, i) => [request[i * 3 + 1] as string, request[i * 3 + 2]]));
-      const reply: unknown[] = [];
-      out.forEach((o, i) => reply.push(request[i * 3], o.ok ? 1 : 0, o.ok ? o.value : { http: false, message: String(o.error), name: 'Error' }));
-      setImmediate(() => writes.receive(reply));
-    },
-    close: () => {},
-  });
+  const writes = groupWriterClient(group);
   const results: Array<{ range: { after: number; upTo: number }; result: IndexResult }> = [];
   const consumers: Array<OutboxConsumer<IndexResult>> = Array.from({ length: INDEX_PARTITIONS }, (_, p) => ({
     name: `throttle_test_${p}`,
