@@ -111,9 +111,6 @@ export class NotificationStore {
       setCounter: q('UPDATE notification_counter SET seq = ? WHERE id = 1'),
       actions: q(`SELECT seq, type, actor_id, recipient_id, post_id, payload, created_at FROM events WHERE seq > ? AND type IN (${actionTypes}) ORDER BY seq LIMIT ?`),
       pendingActions: q(`SELECT EXISTS (SELECT 1 FROM events WHERE seq > MAX(?, ${positionSql(GENERATION_POSITION)}) AND type IN (${actionTypes}))`).pluck(),
-      actionLag: q(
-        `SELECT COUNT(*) AS events, MIN(created_at) AS oldest FROM events WHERE seq > ${positionSql(GENERATION_POSITION)} AND type IN (${actionTypes})`,
-      ),
       preferences: q('SELECT muted_post_ids, priority_user_ids, types FROM notification_preferences WHERE user_id = ?'),
       setPreferences: q(
         `INSERT INTO notification_preferences (user_id, muted_post_ids, priority_user_ids, types, updated_at) VALUES (?, ?, ?, ?, ?)
@@ -200,8 +197,7 @@ export class NotificationStore {
 
   /** Events waiting for the generation, and the age in seconds of the oldest. */
   actionLag(now = Date.now()): { events: number; seconds: number } {
-    const row = this.s.actionLag.get() as { events: number; oldest: string | null };
-    return { events: row.events, seconds: row.oldest ? Math.max(0, (now - Date.parse(row.oldest)) / 1000) : 0 };
+    return this.outbox.lag(GENERATION_POSITION, now, ACTION_EVENTS);
   }
 
   generationPosition(): number {

@@ -137,14 +137,15 @@ export class OutboxStore {
    */
   lag(name: string, now = Date.now(), types?: readonly string[]): { events: number; seconds: number } {
     const last = this.position(name);
+    let events: number;
+    let oldest: string | null | undefined;
     if (types) {
       const sql = (list: string) => `SELECT COUNT(*) AS events, MIN(created_at) AS oldest FROM events WHERE seq > ? AND type IN (${list})`;
-      const row = this.statementFor(this.typedLagStmts, types, sql, false).get(last, ...types) as { events: number; oldest: string | null };
-      return { events: row.events, seconds: row.oldest ? Math.max(0, (now - Date.parse(row.oldest)) / 1000) : 0 };
+      ({ events, oldest } = this.statementFor(this.typedLagStmts, types, sql, false).get(last, ...types) as { events: number; oldest: string | null });
+    } else {
+      events = Math.max(0, this.newest() - last);
+      oldest = events === 0 ? null : (this.oldestAfterStmt.get(last) as string | undefined);
     }
-    const events = Math.max(0, this.newest() - last);
-    if (events === 0) return { events, seconds: 0 };
-    const oldest = this.oldestAfterStmt.get(last) as string | undefined;
     return { events, seconds: oldest ? Math.max(0, (now - Date.parse(oldest)) / 1000) : 0 };
   }
 

@@ -10,7 +10,7 @@ import { isIdString } from '../core/snowflake';
 import { normalizePostText } from '../core/post-text';
 import { isoNow } from '../core/clock';
 import type { Writes } from '../writer/operations';
-import type { SocialWrites } from './writes';
+import { createdPost, type CreatePost, type SocialWrites } from './writes';
 import { SocialStore, postFields, type Post, type PostRow, type TimelineRow, type UserListRow } from './store';
 
 export type { Post } from './store';
@@ -81,11 +81,10 @@ export class SocialService {
       if (parent === null) throw invalidField('reply_to', 'no such post');
       replyTo = parent.toString();
     }
-    const id = this.newId();
-    const createdAt = isoNow();
-    this.changes.postWriting({ id, text: checked.text, author_id: authorId, media_ids: mediaIds, reply_to: replyTo, created_at: createdAt });
+    const post: CreatePost = { id: this.newId(), authorId, text: checked.text, mediaIds, replyTo, createdAt: isoNow() };
+    this.changes.postWriting(createdPost(post));
     // Media ownership and the parent's existence are checked by the writer, inside the transaction.
-    return this.writes.run('createPost', { id, authorId, text: checked.text, mediaIds, replyTo, createdAt });
+    return this.writes.run('createPost', post);
   }
 
   getPost(ref: string): PostWithCounts {

@@ -19,7 +19,7 @@ export interface CreatePost {
 }
 
 /** What a createPost answers: the post as stored. */
-function createdPost(a: CreatePost): Post {
+export function createdPost(a: CreatePost): Post {
   return { id: a.id, text: a.text, author_id: a.authorId, media_ids: a.mediaIds, reply_to: a.replyTo, created_at: a.createdAt };
 }
 
