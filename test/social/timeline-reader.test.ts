@@ -1,6 +1,6 @@
 // The home-timeline reader on real stores: posts committed but not yet fanned out are merged in
 // from the outbox, so that a window made meanwhile (a user's first, say) hides none of them.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { addUsers, groupCommit, tempStore } from '../helpers/store';
 import { loadConfig } from '../../src/config';
 import { openHotStore } from '../../src/store/lmdb';
@@ -15,18 +15,27 @@ const AUTHOR = '2001';
 const STRANGER = '2002';
 const READER = '2003';
 
-t.test('posts the fan-out has not reached are in the timeline, above a window that lacks them', async (t) => {
-  const { dir, db } = tempStore(t, 'perch-reader-');
+/**
+ * A migrated store with these users, its hot store, and `commit`, which commits operations as the
+ * writer does and then raises the outbox signal as the writer does after a commit that appended
+ * events.
+ */
+function readerStore(t: Test, prefix: string, users: Record<string, string>) {
+  const { dir, db } = tempStore(t, prefix);
   const hot = openHotStore(dir);
   t.teardown(() => hot.close());
-  addUsers(db, { [AUTHOR]: 'author', [STRANGER]: 'stranger', [READER]: 'reader' }, now);
+  addUsers(db, users, now);
   const group = groupCommit(db);
-  // The writer raises the outbox signal after each commit that appended events; so does this.
   const outboxSignal = new Int32Array(1);
   const commit = (...ops: Array<[string, unknown]>) => {
     t.ok(group.commit(ops).every((o) => o.ok), 'committed');
     Atomics.add(outboxSignal, 0, 1);
   };
+  return { db, hot, outboxSignal, commit };
+}
+
+t.test('posts the fan-out has not reached are in the timeline, above a window that lacks them', async (t) => {
+  const { db, hot, outboxSignal, commit } = readerStore(t, 'perch-reader-', { [AUTHOR]: 'author', [STRANGER]: 'stranger', [READER]: 'reader' });
   const post = (id: string, authorId = AUTHOR): [string, unknown] => ['createPost', { id, authorId, text: 'post ' + id, mediaIds: [], replyTo: null, createdAt: now }];
   const fannedOutTo = (seq: number): [string, unknown] => ['advanceConsumer', { name: FANOUT_CONSUMER, seq, now }];
   const reader = new HomeTimelineReader(new SocialStore(db), hot, loadConfig({ env: {} }), outboxSignal);
@@ -51,16 +60,7 @@ t.test('posts the fan-out has not reached are in the timeline, above a window th
 });
 
 t.test('caches far smaller than a page: every live post still shows, none is taken for deleted', async (t) => {
-  const { dir, db } = tempStore(t, 'perch-reader-small-');
-  const hot = openHotStore(dir);
-  t.teardown(() => hot.close());
-  addUsers(db, { [AUTHOR]: 'author', [READER]: 'reader' }, now);
-  const group = groupCommit(db);
-  const outboxSignal = new Int32Array(1);
-  const commit = (...ops: Array<[string, unknown]>) => {
-    t.ok(group.commit(ops).every((o) => o.ok), 'committed');
-    Atomics.add(outboxSignal, 0, 1);
-  };
+  const { db, hot, outboxSignal, commit } = readerStore(t, 'perch-reader-small-', { [AUTHOR]: 'author', [READER]: 'reader' });
   const post = (id: number): [string, unknown] => ['createPost', { id: String(id), authorId: AUTHOR, text: 'post ' + id, mediaIds: [], replyTo: null, createdAt: now }];
   // Generations of 3 entries: every refresh of a page retires several of them as it writes.
   const reader = new HomeTimelineReader(new SocialStore(db), hot, loadConfig({ env: {} }), outboxSignal, undefined, 3);
@@ -82,16 +82,7 @@ t.test('caches far smaller than a page: every live post still shows, none is tak
 });
 
 t.test("a new post this thread wrote is shown from what it sent, without SQLite; its counts are read again a second after", async (t) => {
-  const { dir, db } = tempStore(t, 'perch-reader-expected-');
-  const hot = openHotStore(dir);
-  t.teardown(() => hot.close());
-  addUsers(db, { [AUTHOR]: 'author', [READER]: 'reader' }, now);
-  const group = groupCommit(db);
-  const outboxSignal = new Int32Array(1);
-  const commit = (...ops: Array<[string, unknown]>) => {
-    t.ok(group.commit(ops).every((o) => o.ok), 'committed');
-    Atomics.add(outboxSignal, 0, 1);
-  };
+  const { db, hot, outboxSignal, commit } = readerStore(t, 'perch-reader-expected-', { [AUTHOR]: 'author', [READER]: 'reader' });
   const store = new SocialStore(db);
   const hydrated: string[] = [];
   const hydrate = store.hydrate.bind(store);
