@@ -3,14 +3,14 @@
 // exists, and it retries), so each run is bounded and a run that had to be killed fails.
 import t from 'tap';
 import { execFile } from 'node:child_process';
-import { PERCH } from '../helpers/server';
+import { PERCH, cleanEnv, untraced } from '../helpers/server';
 
-/** The environment without PERCH_ variables (the suite's PERCH_TEST_THREADS is not a config key). */
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PERCH_')));
+const env = cleanEnv();
 
 function run(args: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [PERCH, ...args], { env, timeout: 10_000, killSignal: 'SIGKILL' }, (_err, _stdout, stderr) => {
+    const command = untraced([process.execPath, PERCH, ...args], env);
+    const child = execFile(command[0], command.slice(1), { env, timeout: 10_000, killSignal: 'SIGKILL' }, (_err, _stdout, stderr) => {
       resolve({ code: child.exitCode, signal: child.signalCode, stderr });
     });
   });

@@ -8,7 +8,7 @@ import { AccountStore } from '../../src/accounts/store';
 import { hashApiKey, newApiKey, newKeyId } from '../../src/core/api-key';
 import { openSqlite } from '../../src/store/sqlite';
 import { VERSION } from '../../src/version';
-import { PERCH, ROOT, cleanEnv, runCli, startServer, tempDataDir } from '../helpers/server';
+import { PERCH, ROOT, cleanEnv, runCli, startServer, tempDataDir, untraced } from '../helpers/server';
 
 const dirs: string[] = [];
 function dir(): string {
@@ -49,7 +49,9 @@ t.test('the data directory: --data, else PERCH_DATA, else the config file\'s dat
   t.match(list.stdout.split('\n')[1], /^KEY ID\s+USER\s+ADMIN\s+CREATED\s+STATE$/);
 
   // A server started from another directory with PERCH_DATA alone (startServer would pass --data).
-  const proc = spawn(process.execPath, [PERCH, 'serve', '--port', '0'], { cwd: elsewhere, env: { ...cleanEnv(), PERCH_DATA: store }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = { ...cleanEnv(), PERCH_DATA: store };
+  const command = untraced([process.execPath, PERCH, 'serve', '--port', '0'], env);
+  const proc = spawn(command[0], command.slice(1), { cwd: elsewhere, env, stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => proc.kill('SIGKILL'));
   const listening = await firstLine(proc, (l) => l.includes('"msg":"listening"'));
   const info = JSON.parse(listening);
@@ -96,7 +98,9 @@ function firstLine(proc: ReturnType<typeof spawn>, match: (line: string) => bool
 /** Runs `perch args` with stdout a pipe whose reader is gone before perch writes anything. */
 function runIntoClosedPipe(args: string[]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [PERCH, ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = cleanEnv();
+    const command = untraced([process.execPath, PERCH, ...args], env);
+    const child = spawn(command[0], command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.destroy();
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

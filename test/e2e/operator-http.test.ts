@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import WebSocket from 'ws';
 import { VERSION } from '../../src/version';
-import { PERCH, cleanEnv, startServer, tempDataDir, testThreads, type TestServer } from '../helpers/server';
+import { PERCH, cleanEnv, startServer, tempDataDir, testThreads, untraced, type TestServer } from '../helpers/server';
 import { create, shorten } from './links-helpers';
 
 t.test('public_origin not set: short URLs and the own-origin guard follow the port really taken', async (t) => {
@@ -210,10 +210,9 @@ t.test('log.format human: one readable line per record (JSON is the default for 
   t.ok(server.logs.every((l) => l.startsWith('{')), 'stdout is a pipe here: JSON lines');
   const dir = tempDataDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const proc = spawn(process.execPath, [PERCH, 'serve', '--port', '0', '--threads', String(testThreads()), '--data', dir], {
-    env: { ...cleanEnv(), PERCH_LOG_FORMAT: 'human', PERCH_LOG_ACCESS: 'true' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const env = { ...cleanEnv(), PERCH_LOG_FORMAT: 'human', PERCH_LOG_ACCESS: 'true' };
+  const command = untraced([process.execPath, PERCH, 'serve', '--port', '0', '--threads', String(testThreads()), '--data', dir], env);
+  const proc = spawn(command[0], command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   const kill = setTimeout(() => proc.kill('SIGKILL'), 30_000);

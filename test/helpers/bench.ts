@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { PERCH, tempDataDir } from './server';
+import { PERCH, cleanEnv, tempDataDir, untraced } from './server';
 
 export interface BenchRun {
   code: number | null;
@@ -13,19 +13,14 @@ export interface BenchRun {
   entries: Array<Record<string, any>>;
 }
 
-/** The environment without the developer's PERCH_ variables. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('PERCH_')) env[k] = v;
-  return env;
-}
-
 /** `perch bench <args> --json <file>`; bounded by `timeoutMs`. */
 export function runBench(args: string[], timeoutMs: number): Promise<BenchRun> {
   const dir = tempDataDir('perch-bench-test-');
   const json = join(dir, 'figures.json');
   return new Promise((resolve) => {
-    execFile(process.execPath, [PERCH, 'bench', ...args, '--json', json], { env: cleanEnv(), timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+    const env = cleanEnv();
+    const command = untraced([process.execPath, PERCH, 'bench', ...args, '--json', json], env);
+    execFile(command[0], command.slice(1), { env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code: unknown = err ? (err as unknown as { code: unknown }).code : 0;
       let entries: Array<Record<string, any>> = [];
       try {

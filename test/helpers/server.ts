@@ -41,18 +41,52 @@ export interface CliResult {
 
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, opts: { cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [PERCH, ...args], { env: { ...cleanEnv(), ...env }, timeout: 30_000, cwd: opts.cwd }, (err, stdout, stderr) => {
+    const childEnv = { ...cleanEnv(), ...env };
+    const command = untraced([process.execPath, PERCH, ...args], childEnv);
+    execFile(command[0], command.slice(1), { env: childEnv, timeout: 30_000, cwd: opts.cwd }, (err, stdout, stderr) => {
       const code: unknown = err ? (err as unknown as { code: unknown }).code : 0;
       resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr });
     });
   });
 }
 
-/** The environment without any PERCH_ variable of the developer's shell. */
+/**
+ * The environment a perch process of a test gets: without any PERCH_ variable of the developer's
+ * shell, and without the test runner's module in NODE_OPTIONS (see `untraced`).
+ */
 export function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('PERCH_')) env[k] = v;
+  const nodeOptions = withoutTestRunner(env.NODE_OPTIONS ?? '');
+  if (nodeOptions === '') delete env.NODE_OPTIONS;
+  else env.NODE_OPTIONS = nodeOptions;
   return env;
+}
+
+/** NODE_OPTIONS without the options that load the test runner's modules (tap's, under @tapjs/). */
+export function withoutTestRunner(nodeOptions: string): string {
+  // Options are separated by spaces; one in double quotes may hold spaces (Node's own rule).
+  const options = nodeOptions.match(/"(?:[^"\\]|\\.)*"|[^\s"]+/g) ?? [];
+  const kept: string[] = [];
+  for (const option of options) {
+    if (!/[\\/]@tapjs[\\/]/.test(option)) kept.push(option);
+    // `--import <module>` as two options: the flag goes with its module.
+    else if (/^"?(--import|--require|-r|--loader|--experimental-loader)"?$/.test(kept[kept.length - 1] ?? '')) kept.pop();
+  }
+  return kept.join(' ');
+}
+
+/**
+ * The command line that runs `command` (a Node.js process and its arguments) as a user would, with
+ * the NODE_OPTIONS of `env` and nothing else. tap loads a module of its own into every process a
+ * test starts (it records each process and the sources it loads, for coverage, which this suite
+ * does not collect) and adds it to NODE_OPTIONS again at every spawn, whatever environment the
+ * test passes; in a perch process it doubled the CPU of each server start and command. `env`
+ * (coreutils) sets NODE_OPTIONS as the process starts, then execs it, so the pid is the command's.
+ */
+export function untraced(command: string[], env: NodeJS.ProcessEnv): string[] {
+  const nodeOptions = env.NODE_OPTIONS ?? '';
+  return ['env', ...(nodeOptions === '' ? ['-u', 'NODE_OPTIONS'] : [`NODE_OPTIONS=${nodeOptions}`]), ...command];
 }
 
 export interface StartOptions {
@@ -174,8 +208,9 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   }
   // As `npm start` and the service units start it (server/node-flags.ts).
   const node = [process.execPath, ...SERVE_NODE_FLAGS];
-  const command = opts.launcher ? [...opts.launcher, ...node, ...args] : [...node, ...args];
-  const proc = spawn(command[0], command.slice(1), { env: { ...cleanEnv(), ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = { ...cleanEnv(), ...opts.env };
+  const command = untraced(opts.launcher ? [...opts.launcher, ...node, ...args] : [...node, ...args], env);
+  const proc = spawn(command[0], command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(proc);
   proc.once('exit', () => running.delete(proc));
   const logs: string[] = [];
