@@ -148,6 +148,12 @@ const FIRST_WINDOWS_MS = 20;
 const FIRST_WINDOW_IDS = 20_000;
 /** Ids read per author for a first window, however many authors the user follows. */
 const FIRST_WINDOW_IDS_PER_AUTHOR = 20;
+/**
+ * A first window reads each author's newest ids in two steps: first this many times their even
+ * share of the window, which is enough when the authors' posts are about as recent as each
+ * other's, then the rest only for those whose lists were cut and the window is still short.
+ */
+const FIRST_READ_SHARE = 1.5;
 
 /**
  * A user's first window, read from SQLite: their own posts and those of each author they follow
@@ -157,6 +163,12 @@ const FIRST_WINDOW_IDS_PER_AUTHOR = 20;
  * SQLite again on every read. The floor is what the reads could not vouch for: the newest id left
  * out by the cap, or of an author whose posts were read only in part, at or below which reads go
  * to SQLite as before; 0 when the window holds the whole timeline.
+ *
+ * Each author's list is read up to `each` ids, but in two steps (FIRST_READ_SHARE): with active
+ * authors a full window would otherwise read `cap` ids of every one of them, most of them below
+ * the window, and under a post load that made each first window cost milliseconds. The window is
+ * the same either way: when the first step's lists hold `cap` + 1 ids above the newest id at which
+ * one of them was cut, nothing a longer read could add is above them.
  */
 export function firstWindow(social: SocialStore, userId: string, cap: number, celebrityAbove: number): Buffer {
   const authors: Array<[authorId: string, since: bigint]> = [[userId, 0n]];
@@ -164,15 +176,29 @@ export function firstWindow(social: SocialStore, userId: string, cap: number, ce
     if (f.id !== userId && !pulledAtReadTime(f.followers_count, f.pulled === 1, celebrityAbove)) authors.push([f.id, BigInt(f.since)]);
   }
   const each = Math.min(cap + 1, Math.max(FIRST_WINDOW_IDS_PER_AUTHOR, Math.floor(FIRST_WINDOW_IDS / authors.length)));
-  let floor = 0n;
-  const lists: bigint[][] = [];
-  for (const [authorId, since] of authors) {
-    const ids = social.authorIdsBetween(authorId, since, TOP, each);
-    // A list cut at its limit may go on below its oldest id: only what is above it is known.
-    if (ids.length === each && ids[each - 1] > floor) floor = ids[each - 1];
-    lists.push(ids);
+  const first = Math.min(each, Math.max(FIRST_WINDOW_IDS_PER_AUTHOR, Math.ceil((FIRST_READ_SHARE * (cap + 1)) / authors.length)));
+  const lists = authors.map(([authorId, since]) => social.authorIdsBetween(authorId, since, TOP, first));
+  let window = mergeAbove(lists, first, cap);
+  if (window.ids.length <= cap && first < each && lists.some((ids) => ids.length === first)) {
+    // Short of a full window above what the first step vouches for: read on below the cut lists.
+    authors.forEach(([authorId, since], i) => {
+      const ids = lists[i];
+      if (ids.length === first) lists[i] = ids.concat(social.authorIdsBetween(authorId, since, ids[first - 1], each - first));
+    });
+    window = mergeAbove(lists, each, cap);
   }
-  const merged = mergeNewestFirst(lists, cap + 1).filter((id) => id > floor);
-  if (merged.length > cap) floor = merged[cap];
-  return encodeTimeline(floor, merged.slice(0, cap).reverse());
+  const { ids } = window;
+  let { floor } = window;
+  if (ids.length > cap) floor = ids[cap];
+  return encodeTimeline(floor, ids.slice(0, cap).reverse());
+}
+
+/**
+ * The newest `cap` + 1 ids of lists read newest first, `limit` ids at most each, above the floor:
+ * the newest id at which a list was cut by its limit (it may go on below), or 0.
+ */
+function mergeAbove(lists: bigint[][], limit: number, cap: number): { ids: bigint[]; floor: bigint } {
+  let floor = 0n;
+  for (const ids of lists) if (ids.length === limit && ids[limit - 1] > floor) floor = ids[limit - 1];
+  return { ids: mergeNewestFirst(lists, cap + 1).filter((id) => id > floor), floor };
 }

@@ -162,6 +162,69 @@ t.test('a first value: the newest of the timeline under the cap, without deleted
   t.same(read(800).ids.map(String), ['5001', '5002', '5003'], "a pulled author's posts stay with the read-time merge");
 });
 
+t.test('a first window reads a share of each author first, and on below only when the window is short', async (t) => {
+  const { commit, sqlite } = setUp(t, 10_000, false);
+  const reader = '2000';
+  const authors = ['2001', '2002', '2003', '2004'];
+  addUsers(sqlite, Object.fromEntries([reader, ...authors].map((id) => [id, 'u' + id])), now);
+  commit(...authors.map((a): Op => ['follow', { followerId: reader, followeeId: a, sinceId: '100', now }]));
+  const byAuthor = new Map<string, bigint[]>([[reader, []], ...authors.map((a): [string, bigint[]] => [a, []])]);
+  let next = 10_000n;
+  const postBy = (authorId: string, n: number) => {
+    const ops: Op[] = [];
+    for (let i = 0; i < n; i++, next++) {
+      ops.push(['createPost', { id: String(next), authorId, text: 'p', mediaIds: [], replyTo: null, createdAt: now }]);
+      byAuthor.get(authorId)!.push(next);
+    }
+    commit(...ops);
+  };
+  /** The window by its definition: each author's newest `each` ids, merged, above the cut lists. */
+  const expected = (cap: number) => {
+    const each = Math.min(cap + 1, Math.max(20, Math.floor(20_000 / byAuthor.size)));
+    let floor = 0n;
+    const all: bigint[] = [];
+    for (const ids of byAuthor.values()) {
+      const newest = [...ids].sort((a, b) => (a < b ? 1 : -1)).slice(0, each);
+      if (newest.length === each && newest[each - 1] > floor) floor = newest[each - 1];
+      all.push(...newest);
+    }
+    const merged = all.sort((a, b) => (a < b ? 1 : -1)).filter((id) => id > floor).slice(0, cap + 1);
+    if (merged.length > cap) floor = merged[cap];
+    return { floor, ids: merged.slice(0, cap).reverse() };
+  };
+  const social = new SocialStore(sqlite);
+  let idsRead = 0;
+  const read = social.authorIdsBetween.bind(social);
+  social.authorIdsBetween = (authorId, after, before, limit) => {
+    const ids = read(authorId, after, before, limit);
+    idsRead += ids.length;
+    return ids;
+  };
+  const windowOf = (cap: number) => {
+    idsRead = 0;
+    return decodeTimeline(firstWindow(social, reader, cap, 10_000));
+  };
+
+  // Every author posts in turn: the first step's share is enough.
+  for (let round = 0; round < 60; round++) for (const a of authors) postBy(a, 5);
+  postBy(reader, 3);
+  t.same(windowOf(100), expected(100), 'the same window as reading every author in full');
+  t.ok(idsRead <= 5 * 31, `only the first step read: ${idsRead} ids (a full read of each: ${5 * 101})`);
+
+  // One author posts far more than the others: the others' lists are read on below their cut.
+  postBy(authors[0], 400);
+  for (const a of authors.slice(1)) postBy(a, 2);
+  t.same(windowOf(100), expected(100), 'the same window when one author fills most of it');
+  t.ok(idsRead > 5 * 31, `the second step read on: ${idsRead} ids`);
+  t.same(windowOf(800), expected(800), 'and with a cap larger than what there is');
+  t.same(windowOf(30), expected(30));
+
+  // A deleted post is not in it, and the list past it is read on.
+  const newest = byAuthor.get(authors[0])!.pop()!;
+  commit(['deletePost', { userId: authors[0], postId: String(newest), now }]);
+  t.same(windowOf(100), expected(100), 'without the deleted post');
+});
+
 t.test('first windows are made within a time budget per task; the users left out wait, served from SQLite', async (t) => {
   const { commit, fanOut, timeline, sqlite } = setUp(t, 100_000, false);
   // A thousand followers without a window: more first windows than one task makes. (Not many
