@@ -1,7 +1,8 @@
 // Group commit: the writer runs every operation that has arrived, from every client, in one
 // SQLite transaction, and answers them once a sync of the log covers its commit (writer.ts). A
 // write that fails (a check made inside the transaction) rolls back alone and is answered with its
-// error while the others commit. While a sync runs new writes queue up, so groups grow with load.
+// error while the others commit. While a sync runs new writes queue up (the writer commits them
+// when it ends), so groups grow with load.
 import type { Transaction } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
 import type { WriteExecutor } from './operations';

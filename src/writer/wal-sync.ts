@@ -1,10 +1,10 @@
 // Pipelined durability for the writer's group commits. The writer's connection commits
 // with synchronous=NORMAL, so a commit only appends its frames to the write-ahead log; this class
 // then syncs the log with fdatasync on libuv's thread pool and reports which commits it covered.
-// While one sync runs, the writer keeps committing the next group; those commits wait for the
-// next sync, which starts as soon as the running one ends. A commit is acknowledged only after a
-// sync that started after it, exactly the guarantee of synchronous=FULL, without the writer
-// sitting idle during every sync. (Checkpoints under NORMAL still sync the log and the database
+// While one sync runs, the writer's thread goes on with other work and writes queue up; the writer
+// commits them as one group when the sync ends (whenFree), and the next sync covers it. A commit
+// is acknowledged only after a sync that started after it, exactly the guarantee of
+// synchronous=FULL, without the writer sitting idle during every sync. (Checkpoints under NORMAL still sync the log and the database
 // file themselves before the log is reused, so nothing a sync covered can be lost to one.)
 import { closeSync, fdatasync, openSync } from 'node:fs';
 
@@ -16,6 +16,8 @@ export class WalSync {
   /** Callbacks of commits made since the running sync started: the next sync covers them. */
   private next: SyncDone[] = [];
   private idle: Array<() => void> = [];
+  /** A commit put off until the running sync ends (whenFree). */
+  private waiting: (() => void) | null = null;
   /** The first failed sync's error: after it, nothing can be called durable, by any later sync. */
   private failure: Error | null = null;
   /** Syncs completed (reported when the writer stops). */
@@ -28,6 +30,20 @@ export class WalSync {
     if (this.failure) return done(this.failure);
     this.next.push(done);
     if (!this.running) this.start();
+  }
+
+  /** Whether a sync is running now. */
+  get busy(): boolean {
+    return this.running;
+  }
+
+  /**
+   * Runs `commit` as soon as no sync is running: at once when none is, else when the running one
+   * ends, before the next one starts, so that the next sync covers it. One commit waits at a time.
+   */
+  whenFree(commit: () => void): void {
+    if (!this.running) return commit();
+    this.waiting = commit;
   }
 
   /** Resolves when no sync is running or waiting. */
@@ -70,8 +86,12 @@ export class WalSync {
       this.next = [];
     }
     for (const done of covered) done(err);
-    if (this.next.length > 0) this.start();
-    else {
+    // The commit put off for this sync: its afterCommit may start the next sync itself.
+    const waiting = this.waiting;
+    this.waiting = null;
+    waiting?.();
+    if (!this.running && this.next.length > 0) this.start();
+    if (!this.running) {
       const idle = this.idle;
       this.idle = [];
       for (const resolve of idle) resolve();

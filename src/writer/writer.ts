@@ -1,7 +1,7 @@
 // The writer: the one place where the server's request path writes SQLite. It gathers what its
 // clients sent, commits it as one group (group-commit.ts) and answers each client once a sync of
-// the write-ahead log has covered that commit (wal-sync.ts). Syncs run beside the commits: the
-// next group is committed while the previous one is being synced.
+// the write-ahead log has covered that commit (wal-sync.ts). Syncs run beside the thread's other
+// work: writes that arrive during a sync are committed as one group when it ends.
 //
 // The writer knows no capability. Capabilities give it named operations (operations.ts), jobs of
 // its own (WriterJob: an operation it queues itself some time after others committed, such as the
@@ -211,6 +211,14 @@ export class Writer {
   }
 
   private readonly flush = (): void => {
+    if (this.wal.busy && !this.failed) {
+      // Committed now, this group would only wait for the next sync: committed when the running
+      // sync ends, it joins what comes meanwhile, in fewer and larger transactions (each rewrites
+      // the pages it touches, and opens and closes once).
+      this.scheduled = true;
+      this.wal.whenFree(this.flush);
+      return;
+    }
     this.scheduled = false;
     if (this.ops.length === 0) return;
     const batch = this.ops;

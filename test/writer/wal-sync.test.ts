@@ -27,6 +27,32 @@ t.test('commits made while a sync runs wait for the next one', async (t) => {
   wal.close();
 });
 
+t.test('a commit put off while a sync runs is made when it ends, and the next sync covers it', async (t) => {
+  const dir = tempDataDir('perch-walsync-free-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'log');
+  writeFileSync(file, 'frames');
+  const wal = new WalSync(file);
+  const order: string[] = [];
+  t.notOk(wal.busy);
+  wal.whenFree(() => order.push('now'));
+  t.same(order, ['now'], 'no sync runs: at once');
+  wal.afterCommit((err) => order.push(`a:${err}`)); // starts sync 1
+  t.ok(wal.busy);
+  const commit = (name: string) => () => {
+    order.push(name);
+    wal.afterCommit((err) => order.push(`${name} synced:${err}`));
+  };
+  wal.whenFree(commit('b'));
+  wal.whenFree(commit('c')); // one waits at a time: the latest
+  t.same(order, ['now'], 'put off while the sync runs');
+  await wal.drained();
+  t.same(order, ['now', 'a:null', 'c', 'c synced:null'], 'made once sync 1 ended, before sync 2, which covered it');
+  t.equal(wal.syncs, 2);
+  t.notOk(wal.busy);
+  wal.close();
+});
+
 t.test('the log of a real database, synced after commits made with synchronous=NORMAL', async (t) => {
   const dir = tempDataDir('perch-walsync-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
