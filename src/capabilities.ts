@@ -15,6 +15,7 @@ import type { Sqlite } from './store/sqlite';
 import { SYSTEM_MIGRATIONS } from './store/system-migrations';
 import type { TaskTable } from './workers/context';
 import type { WriterSetup } from './writer/writer';
+import type { SignalLayout } from './server/signals';
 
 /** The capabilities, in the order their routes are registered. */
 const MODULES: readonly Capability[] = [accounts, media, social, links, notifications, search, web];
@@ -48,9 +49,12 @@ export function writerSetup(): WriterSetup {
   };
 }
 
-/** The names of every signal (server/signals.ts), in a fixed order every thread agrees on. */
-export function signalNames(): string[] {
-  return CAPABILITIES.flatMap((c) => c.signals ?? []);
+/** Every signal and bank of counters (server/signals.ts), in a fixed order every thread agrees on. */
+export function signalLayout(): SignalLayout {
+  return CAPABILITIES.flatMap((c) => [
+    ...(c.signals ?? []).map((name) => [name, 1] as const),
+    ...Object.entries(c.counterBanks ?? {}),
+  ]);
 }
 
 /** Applies every pending migration of every capability; returns what it applied. */

@@ -84,6 +84,8 @@ export interface Capability {
   writerSignals?(db: Sqlite): WriterSignal[];
   /** Names of the signals this capability raises (server/signals.ts). */
   signals?: readonly string[];
+  /** Banks of counters every thread shares, by name and number of slots (server/signals.ts). */
+  counterBanks?: Readonly<Record<string, number>>;
   /** Tasks the piscina pool runs, by name (workers/context.ts). */
   tasks?: TaskTable;
   /** Outbox consumers: pool tasks fed with ranges of events (outbox/consumer.ts). */

@@ -2,7 +2,8 @@
 // tasks, signals and migrations are each used once; every outbox consumer's task exists; and
 // migrations form one sequence from 1.
 import t from 'tap';
-import { CAPABILITIES, allMigrations, allTasks, signalNames, writerSetup } from '../src/capabilities';
+import { Signals } from '../src/server/signals';
+import { CAPABILITIES, allMigrations, allTasks, signalLayout, writerSetup } from '../src/capabilities';
 import { migrationList } from '../src/store/migration';
 import { writeExecutor } from '../src/writer/operations';
 import { tempStore } from './helpers/store';
@@ -36,7 +37,15 @@ t.test('pool tasks: unique names, and every consumer runs one that exists', asyn
 });
 
 t.test('signals and migrations', async (t) => {
-  t.same(signalNames(), ['outbox']);
+  t.same(signalLayout(), [['outbox', 1], ['social.post-marks', 4096]], 'a signal takes one slot, a bank its size');
+  const signals = Signals.allocate(signalLayout());
+  t.equal(signals.buffer.byteLength, 4097 * 4);
+  t.equal(signals.counter('social.post-marks').length, 4096);
+  t.equal(signals.counter('outbox').length, 1);
+  signals.raise('outbox');
+  t.equal(signals.counter('outbox')[0], 1);
+  t.same([...new Set(signals.counter('social.post-marks'))], [0], 'the bank before it holds its own slots');
+  t.throws(() => signals.counter('nothing'), /no signal named nothing/);
   const versions = allMigrations().map((m) => m.version);
   t.same(versions, versions.map((_, i) => i + 1), 'one sequence from 1, no gap');
   t.throws(() => migrationList([{ version: 7, name: 'a', sql: '' }], [{ version: 7, name: 'b', sql: '' }]), /two migrations have version 7: a, b/);

@@ -12,7 +12,7 @@ import { wrapApp } from '../http/app-wrap';
 import { CorsPolicy } from '../http/cors';
 import { loadNativeUws } from '../http/uws';
 import { tolerateHotStoreCommitFailures, type HotStore } from '../store/lmdb';
-import { CAPABILITIES, signalNames, writerSetup } from '../capabilities';
+import { CAPABILITIES, signalLayout, writerSetup } from '../capabilities';
 import type { CapabilityThread } from '../capability';
 import { Writer } from '../writer/writer';
 import { WriterClient } from '../writer/client';
@@ -42,7 +42,7 @@ export function startHttpServer(data: ThreadData, port: MessagePort, onMainThrea
   // The server's writer runs here when this is its only HTTP thread (writer/writer.ts says why).
   // After a failed sync it answers 503 to everything, and the supervisor shuts the server down
   // (exit 1) the usual way: this thread must end through stop(), with its sockets closed.
-  const signals = new Signals(data.signals, signalNames());
+  const signals = new Signals(data.signals, signalLayout());
   const writer = data.writer ? startLocalWriter(data.writer) : null;
   const writes = writer ? writer.localClient() : WriterClient.overPort(data.writerPort!);
   const ctx = openThreadContext(data.config, data.dataDir, data.threadIndex, writes, data.redirectTable, metrics, signals, mainHot);

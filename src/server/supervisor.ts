@@ -25,7 +25,7 @@ import { startupTasks } from './startup-tasks';
 import { migrate } from '../store/migration';
 import { clearStaleReaders, openHotStore, tolerateHotStoreCommitFailures, type HotStore } from '../store/lmdb';
 import { leaseNodeId, liveLeases } from '../store/node-lease';
-import { CAPABILITIES, allMigrations, signalNames } from '../capabilities';
+import { CAPABILITIES, allMigrations, signalLayout } from '../capabilities';
 import { WriterClient } from '../writer/client';
 import { createPool, startBackground, taskRunner, type BackgroundContext, type BackgroundJob, type RunningBackground } from './background';
 import { Signals } from './signals';
@@ -151,7 +151,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   // The supervisor's own channel to the writer: background jobs write through it too.
   const supervisorChannel = new MessageChannel();
   // Raised by the writer once a change that background work waits for is durable.
-  const signals = Signals.allocate(signalNames());
+  const signals = Signals.allocate(signalLayout());
   const bgContext: BackgroundContext = {
     config,
     dataDir,

@@ -11,6 +11,7 @@ import { socialRoutes } from './routes';
 import { SocialService } from './service';
 import { AUTHOR_INDEX_POSITION, FANOUT_CONSUMER, SocialStore } from './store';
 import { FOLLOWS_CHANGED, HomeTimelineReader, POST_DELETED } from './timeline';
+import { POST_MARKS, POST_MARK_SLOTS, PostMarks } from './post-marks';
 import { OUTBOX_SIGNAL } from '../outbox/module';
 import { socialWrites, type SocialWrites } from './writes';
 import { SOCIAL_TASKS } from './tasks';
@@ -71,6 +72,7 @@ export const social: Capability = {
   },
   tasks: SOCIAL_TASKS,
   consumers: [fanoutConsumer],
+  counterBanks: { [POST_MARKS]: POST_MARK_SLOTS },
   async prepare(ctx) {
     const dropped = dropShortWindows(ctx.hot);
     if (dropped) log.info('short home timelines of an earlier version dropped: made again from SQLite when posts reach them', { dropped });
@@ -79,9 +81,11 @@ export const social: Capability = {
   outboxPositions: [{ name: AUTHOR_INDEX_POSITION, types: ['post_created'] }],
   http(ctx) {
     const store = new SocialStore(ctx.sqlite);
-    const timeline = new HomeTimelineReader(store, ctx.hot, ctx.config, ctx.signals.counter(OUTBOX_SIGNAL), ctx.pubsub);
+    const marks = new PostMarks(ctx.signals.counter(POST_MARKS));
+    const timeline = new HomeTimelineReader(store, ctx.hot, ctx.config, ctx.signals.counter(OUTBOX_SIGNAL), marks, ctx.pubsub);
     const service = new SocialService(store, ctx.accounts, ctx.newId, ctx.writes.as<SocialWrites>(), {
       postWriting: (post) => timeline.expectPost(post),
+      postWritten: (post) => marks.posted(post.author_id),
       async postDeleted(id) {
         timeline.dropPost(id);
         await ctx.pubsub.publishAndWait(POST_DELETED, { id });

@@ -52,11 +52,13 @@ export function postIdOf(ref: string): bigint | null {
 export interface SocialChanges {
   /** A post about to be sent to the writer, as it will be stored (this thread's reader uses it). */
   postWriting(post: Post): void;
+  /** A post now durable, before it is answered: its author's next read, on any thread, shows it. */
+  postWritten(post: Post): void;
   postDeleted(id: string): Promise<void>;
   followsChanged(userId: string): Promise<void>;
 }
 
-const NO_READERS: SocialChanges = { postWriting: () => {}, postDeleted: async () => {}, followsChanged: async () => {} };
+const NO_READERS: SocialChanges = { postWriting: () => {}, postWritten: () => {}, postDeleted: async () => {}, followsChanged: async () => {} };
 
 export class SocialService {
   constructor(
@@ -84,7 +86,10 @@ export class SocialService {
     const post: CreatePost = { id: this.newId(), authorId, text: checked.text, mediaIds, replyTo, createdAt: isoNow() };
     this.changes.postWriting(createdPost(post));
     // Media ownership and the parent's existence are checked by the writer, inside the transaction.
-    return this.writes.run('createPost', post);
+    return this.writes.run('createPost', post).then((stored) => {
+      this.changes.postWritten(stored);
+      return stored;
+    });
   }
 
   getPost(ref: string): PostWithCounts {

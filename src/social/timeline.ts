@@ -11,6 +11,7 @@ import { idsBelow, isWindow, mergeNewestFirst, windowFloor } from '../core/timel
 import { homeTimelines, pulledAtReadTime, type HomeTimelineDb } from './home-timelines';
 import { postFields, type Post, type SocialStore } from './store';
 import { UnfannedPosts } from './unfanned-posts';
+import type { PostMarks } from './post-marks';
 import type { Page } from '../http/paging';
 import type { PostWithCounts } from './service';
 
@@ -61,10 +62,23 @@ const READS_RECENT_MS = 1000;
 /** Last page bodies kept per thread (~15 KB each). */
 const BODIES_MAX = 1_000;
 /**
- * Likes and replies of a cached post are read again after this long: counts may lag by up to a
- * second (docs/social.md). Deletions are not left to it: they reach every thread at once.
+ * Counts may lag by up to a second (docs/social.md). Deletions are not left to it: they reach every
+ * thread at once.
  */
 export const COUNTS_TTL_MS = 1000;
+/**
+ * A reader's page is served again for this long, as long as the reader posted nothing (PostMarks),
+ * no post was deleted and the reader's follows did not change: what it can miss meanwhile is
+ * others' new posts, which the contract lets reach followers within 5 s. Under a post load every
+ * page changes between two reads, and a read that makes its page again costs two to three times
+ * one that does not (bench/HISTORY.md, "2026-11-25").
+ */
+export const PAGE_FRESH_MS = 100;
+/**
+ * Likes and replies of a cached post are read again once this old, so that a page served again
+ * for up to PAGE_FRESH_MS still shows counts at most COUNTS_TTL_MS old.
+ */
+const COUNTS_REFRESH_MS = COUNTS_TTL_MS - PAGE_FRESH_MS;
 /**
  * A user's followees are read again after this long even when no follow of theirs changed: the
  * celebrity standing of an author they follow can change with others' follows (AUTHOR_PULLED says
@@ -99,6 +113,21 @@ interface Followee {
   celebrity: boolean;
 }
 
+/**
+ * A reader's last page: its body, the entries it was made of (an entry is replaced when its counts
+ * change, so the same entries by identity and the same cursor mean the same bytes), and what it
+ * answered: the request, when it was made and the reader's post mark then (PAGE_FRESH_MS).
+ */
+interface LastPage {
+  items: Visible[];
+  cursor: string | null;
+  body: Buffer;
+  madeAt: number;
+  mark: number;
+  before: bigint;
+  limit: number;
+}
+
 const ITEMS_OPEN = Buffer.from('{"items":[');
 const COMMA = 0x2c;
 
@@ -110,7 +139,8 @@ export class HomeTimelineReader {
 
   /**
    * `outboxSignal` is the counter the writer raises once new outbox events are durable, before it
-   * answers their writes (writer/writer.ts): a post answered 201 has moved it. `pubsub` carries
+   * answers their writes (writer/writer.ts): a post answered 201 has moved it. `marks` move when
+   * a user's post is durable, before it is answered (service.ts, postWritten). `pubsub` carries
    * deletions and follow changes from the thread that made them (and AUTHOR_PULLED from the
    * fan-out); the caller calls dropPost and followsChanged itself for its own thread's changes.
    * `cacheGeneration`: entries per generation of the caches (GENERATION unless a test needs them
@@ -121,6 +151,7 @@ export class HomeTimelineReader {
     hot: HotStore,
     private readonly config: Config,
     private readonly outboxSignal: Int32Array,
+    private readonly marks: PostMarks,
     pubsub?: PubSub,
     cacheGeneration = GENERATION,
   ) {
@@ -148,11 +179,8 @@ export class HomeTimelineReader {
   private readonly counts: GenerationalMap<bigint, Visible | null>;
   /** Each reader's followees, until they follow or unfollow someone (or FOLLOWEES_TTL_MS). */
   private readonly followees: GenerationalMap<string, Followees>;
-  /**
-   * The last body written per user with the entries it was made of: an entry is replaced when
-   * its counts change, so the same entries (by identity) and cursor mean the same bytes.
-   */
-  private readonly bodies = new Map<string, { items: Visible[]; cursor: string | null; body: Buffer }>();
+  /** The last body written per user (LastPage). */
+  private readonly bodies = new Map<string, LastPage>();
   /**
    * Posts this thread sent to the writer, with when (expectPost): a read that meets one makes its
    * parts from it, with the counts of a new post, rather than asking SQLite for both.
@@ -185,11 +213,24 @@ export class HomeTimelineReader {
    * encoded once per change of its counts and the page is one copy of those bytes.
    */
   readBody(userId: string, before: bigint, limit: number, cursorOf: (next: bigint | null) => string | null): Buffer {
-    const page = this.visible(userId, before, limit);
+    const now = performance.now();
+    // Read before the page is made: a post of theirs answered from now on moves it again.
+    const mark = this.marks.of(userId);
+    const last = this.bodies.get(userId);
+    if (last && now - last.madeAt < PAGE_FRESH_MS && last.mark === mark && last.before === before && last.limit === limit) {
+      this.lastReadAt = now;
+      return last.body;
+    }
+    const page = this.visible(userId, before, limit, now);
     const items = page.items;
     const cursor = cursorOf(page.next);
-    const last = this.bodies.get(userId);
-    if (last && last.cursor === cursor && sameItems(last.items, items)) return last.body;
+    if (last && last.cursor === cursor && sameItems(last.items, items)) {
+      last.madeAt = now;
+      last.mark = mark;
+      last.before = before;
+      last.limit = limit;
+      return last.body;
+    }
     const tail = Buffer.from('],"next_cursor":' + JSON.stringify(cursor) + '}');
     let size = ITEMS_OPEN.length + tail.length + (items.length > 0 ? items.length - 1 : 0);
     for (let i = 0; i < items.length; i++) {
@@ -207,14 +248,14 @@ export class HomeTimelineReader {
     }
     tail.copy(out, at);
     if (this.bodies.size >= BODIES_MAX) this.bodies.clear();
-    this.bodies.set(userId, { items, cursor, body: out });
+    this.bodies.set(userId, { items, cursor, body: out, madeAt: now, mark, before, limit });
     return out;
   }
 
   /**
    * A post this thread is about to send to the writer, as it will be stored. Until its commit no
    * read meets it (reads take ids only from what is committed); after it, its counts are those of
-   * a new post, zero, true as of `at` (before the commit) and read again COUNTS_TTL_MS after.
+   * a new post, zero, true as of `at` (before the commit) and read again as any other counts are.
    */
   expectPost(post: Post, at = performance.now()): void {
     if (at - this.lastReadAt > READS_RECENT_MS) return;
@@ -235,8 +276,7 @@ export class HomeTimelineReader {
     this.bodies.delete(userId);
   }
 
-  private visible(userId: string, before: bigint, limit: number): Page<Visible> {
-    const now = performance.now();
+  private visible(userId: string, before: bigint, limit: number, now = performance.now()): Page<Visible> {
     this.lastReadAt = now;
     // Read before the query: a post made during it moves the signal again for the next read.
     const signal = Atomics.load(this.outboxSignal, 0);
@@ -330,7 +370,7 @@ export class HomeTimelineReader {
     for (let i = 0; i < ids.length; i++) {
       const v = counts.get(ids[i]);
       found[i] = v;
-      if (v === undefined || (v !== null && now - v.fetchedAt >= COUNTS_TTL_MS)) (stale ??= []).push(ids[i]);
+      if (v === undefined || (v !== null && now - v.fetchedAt >= COUNTS_REFRESH_MS)) (stale ??= []).push(ids[i]);
     }
     if (stale !== null) {
       const fresh = this.refreshCounts(stale, now);
@@ -379,7 +419,7 @@ export class HomeTimelineReader {
         continue;
       }
       const e = this.expected.get(id);
-      const handle = e && now - e.at < COUNTS_TTL_MS ? this.handles.get(e.post.author_id) : undefined;
+      const handle = e && now - e.at < COUNTS_REFRESH_MS ? this.handles.get(e.post.author_id) : undefined;
       if (handle === undefined) {
         unknown.push(id);
         continue;

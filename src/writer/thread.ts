@@ -4,7 +4,7 @@
 // takes their operations, jobs and signals from the one list (capabilities.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import { setLogLevel } from '../log';
-import { signalNames, writerSetup } from '../capabilities';
+import { signalLayout, writerSetup } from '../capabilities';
 import { Signals } from '../server/signals';
 import type { ToWriter, WriterData, FromWriter } from '../server/messages';
 import { Writer } from './writer';
@@ -15,7 +15,7 @@ const MEMORY_REPORT_MS = 2000;
 const control = parentPort!;
 setLogLevel(data.logLevel);
 
-const signals = new Signals(data.signals, signalNames());
+const signals = new Signals(data.signals, signalLayout());
 const writer = new Writer({
   dataDir: data.dataDir,
   setup: writerSetup(),

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { addUsers, groupCommit, tempStore } from '../helpers/store';
 import type { Sqlite } from '../../src/store/sqlite';
-import { allMigrations, migrateAll } from '../../src/capabilities';
+import { allMigrations, migrateAll, signalLayout } from '../../src/capabilities';
+import { Signals } from '../../src/server/signals';
 import { WriterClient } from '../../src/writer/client';
 import { AUTHOR_INDEX_POSITION as AUTHOR_INDEX_CONSUMER, SocialStore } from '../../src/social/store';
 import type { WriterData } from '../../src/server/messages';
@@ -106,7 +107,7 @@ t.test('the writer thread files what a crash left unfiled as it starts, and new 
   };
 
   const { port1, port2 } = new MessageChannel();
-  const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats: new SharedArrayBuffer(24), signals: new SharedArrayBuffer(4) };
+  const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats: new SharedArrayBuffer(24), signals: Signals.allocate(signalLayout()).buffer };
   const worker = new Worker(join(__dirname, '../../src/writer/thread.js'), { workerData, transferList: [port2] });
   await new Promise<void>((resolve) => worker.once('message', () => resolve()));
   await until(1);

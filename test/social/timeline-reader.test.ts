@@ -7,7 +7,8 @@ import { openHotStore } from '../../src/store/lmdb';
 import { homeTimelines } from '../../src/social/home-timelines';
 import { encodeTimeline } from '../../src/core/timeline-merge';
 import { FANOUT_CONSUMER, SocialStore } from '../../src/social/store';
-import { HomeTimelineReader } from '../../src/social/timeline';
+import { COUNTS_TTL_MS, HomeTimelineReader, PAGE_FRESH_MS } from '../../src/social/timeline';
+import { localPostMarks } from '../../src/social/post-marks';
 import { TOP } from '../../src/core/snowflake';
 
 const now = '2026-01-02T00:00:00.000Z';
@@ -38,7 +39,7 @@ t.test('posts the fan-out has not reached are in the timeline, above a window th
   const { db, hot, outboxSignal, commit } = readerStore(t, 'perch-reader-', { [AUTHOR]: 'author', [STRANGER]: 'stranger', [READER]: 'reader' });
   const post = (id: string, authorId = AUTHOR): [string, unknown] => ['createPost', { id, authorId, text: 'post ' + id, mediaIds: [], replyTo: null, createdAt: now }];
   const fannedOutTo = (seq: number): [string, unknown] => ['advanceConsumer', { name: FANOUT_CONSUMER, seq, now }];
-  const reader = new HomeTimelineReader(new SocialStore(db), hot, loadConfig({ env: {} }), outboxSignal);
+  const reader = new HomeTimelineReader(new SocialStore(db), hot, loadConfig({ env: {} }), outboxSignal, localPostMarks());
   const ids = () => reader.read(READER, TOP, 20).items.map((p) => p.id);
 
   commit(['follow', { followerId: READER, followeeId: AUTHOR, sinceId: '100', now }]); // event 1
@@ -63,7 +64,7 @@ t.test('caches far smaller than a page: every live post still shows, none is tak
   const { db, hot, outboxSignal, commit } = readerStore(t, 'perch-reader-small-', { [AUTHOR]: 'author', [READER]: 'reader' });
   const post = (id: number): [string, unknown] => ['createPost', { id: String(id), authorId: AUTHOR, text: 'post ' + id, mediaIds: [], replyTo: null, createdAt: now }];
   // Generations of 3 entries: every refresh of a page retires several of them as it writes.
-  const reader = new HomeTimelineReader(new SocialStore(db), hot, loadConfig({ env: {} }), outboxSignal, undefined, 3);
+  const reader = new HomeTimelineReader(new SocialStore(db), hot, loadConfig({ env: {} }), outboxSignal, localPostMarks(), undefined, 3);
   commit(['follow', { followerId: READER, followeeId: AUTHOR, sinceId: '100', now }]);
   const made: number[] = [];
   for (let id = 5000; id < 5030; id++) {
@@ -87,7 +88,7 @@ t.test("a new post this thread wrote is shown from what it sent, without SQLite;
   const hydrated: string[] = [];
   const hydrate = store.hydrate.bind(store);
   store.hydrate = (ids) => (hydrated.push(...ids.map(String)), hydrate(ids));
-  const reader = new HomeTimelineReader(store, hot, loadConfig({ env: {} }), outboxSignal);
+  const reader = new HomeTimelineReader(store, hot, loadConfig({ env: {} }), outboxSignal, localPostMarks());
   const write = (id: string, at = performance.now()) => {
     const post = { id, text: 'post ' + id, author_id: AUTHOR, media_ids: [] as string[], reply_to: null, created_at: now };
     reader.expectPost(post, at);
@@ -128,5 +129,61 @@ t.test("a new post this thread wrote is shown from what it sent, without SQLite;
     t.same(page()[1], ['5001', 'post 5001', 'author', 1], 'the like shows a second later');
   } finally {
     performance.now = realNow;
+  }
+});
+
+t.test('a page is served again for a moment, unless its reader posted, a post was deleted or their follows changed', async (t) => {
+  const { db, hot, outboxSignal, commit } = readerStore(t, 'perch-reader-fresh-', { [AUTHOR]: 'author', [STRANGER]: 'stranger', [READER]: 'reader' });
+  const marks = localPostMarks();
+  const reader = new HomeTimelineReader(new SocialStore(db), hot, loadConfig({ env: {} }), outboxSignal, marks);
+  const post = (id: string, authorId = AUTHOR) =>
+    commit(['createPost', { id, authorId, text: 'post ' + id, mediaIds: [], replyTo: null, createdAt: now }]);
+  let clock = performance.now();
+  const realNow = performance.now;
+  performance.now = () => clock;
+  t.teardown(() => (performance.now = realNow));
+  const page = (limit = 20) => JSON.parse(reader.readBody(READER, TOP, limit, () => null).toString()) as { items: Array<{ id: string; like_count: number }> };
+  const ids = (limit = 20) => page(limit).items.map((p) => p.id);
+
+  commit(['follow', { followerId: READER, followeeId: AUTHOR, sinceId: '100', now }]);
+  post('5000');
+  t.same(ids(), ['5000']);
+  post('5001');
+  clock += PAGE_FRESH_MS - 1;
+  t.same(ids(), ['5000'], "a followed author's new post may wait until the page is made again");
+  clock += 1;
+  t.same(ids(), ['5001', '5000'], `made again once ${PAGE_FRESH_MS} ms old`);
+
+  post('5002');
+  t.same(ids(2), ['5002', '5001'], 'another request is answered afresh');
+
+  // One's own post: the mark moves once it is durable, before its 201, and the next read shows it.
+  post('5003', READER);
+  t.same(ids(2), ['5002', '5001'], 'an own post whose mark has not moved yet is not looked for');
+  marks.posted(READER);
+  t.same(ids(2), ['5003', '5002'], 'its mark moved: made again at once');
+  marks.posted(STRANGER);
+  post('5004');
+  t.same(ids(2), ['5003', '5002'], "another author's mark leaves the page (unless they share a slot)");
+
+  // A deletion and an unfollow: gone from the next read, served again or not.
+  commit(['deletePost', { userId: READER, postId: '5003', now }]);
+  reader.dropPost('5003');
+  t.same(ids(2), ['5004', '5002'], 'a deleted post is gone at once');
+  commit(['unfollow', { followerId: READER, followeeId: AUTHOR, now }]);
+  reader.followsChanged(READER);
+  t.same(ids(2), [], 'an unfollowed author is gone at once');
+
+  // Counts: a page served again shows counts at most COUNTS_TTL_MS old.
+  commit(['follow', { followerId: READER, followeeId: STRANGER, sinceId: '100', now }]);
+  reader.followsChanged(READER);
+  post('6000', STRANGER);
+  const made = clock;
+  t.same(page().items.map((p) => [p.id, p.like_count]), [['6000', 0]]);
+  commit(['like', { userId: READER, postId: '6000', now }]);
+  for (let at = made; at <= made + COUNTS_TTL_MS; at += PAGE_FRESH_MS / 2) {
+    clock = at;
+    const likes = page().items[0].like_count;
+    if (clock - made >= COUNTS_TTL_MS) t.equal(likes, 1, 'the like shows once the counts are a second old');
   }
 });

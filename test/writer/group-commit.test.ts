@@ -7,7 +7,8 @@ import { addUsers, tempStore } from '../helpers/store';
 import { GroupCommit, ISOLATED_AFTER_RERUN } from '../../src/writer/group-commit';
 import { WriterClient } from '../../src/writer/client';
 import { writeExecutor } from '../../src/writer/operations';
-import { writerSetup } from '../../src/capabilities';
+import { signalLayout, writerSetup } from '../../src/capabilities';
+import { Signals } from '../../src/server/signals';
 import { HttpError } from '../../src/http/errors';
 import type { WriterData } from '../../src/server/messages';
 
@@ -114,7 +115,7 @@ t.test("the short-link service's writes run in the same groups, with their own o
 t.test('a real writer thread answers each write with its own outcome, HttpErrors intact', async (t) => {
   const { port1, port2 } = new MessageChannel();
   const stats = new SharedArrayBuffer(24);
-  const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats, signals: new SharedArrayBuffer(4) };
+  const workerData: WriterData = { dataDir: dir, logLevel: 'silent', ports: [port2], stats, signals: Signals.allocate(signalLayout()).buffer };
   const worker = new Worker(join(__dirname, '../../src/writer/thread.js'), { workerData, transferList: [port2] });
   await new Promise<void>((resolve) => worker.once('message', () => resolve()));
   const client = WriterClient.overPort(port1);
