@@ -1,5 +1,6 @@
 // Shared steps of the short-link e2e tests.
 import type { Key, Res, TestServer } from '../helpers/server';
+import { eventually } from '../helpers/eventually';
 
 export const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
 
@@ -25,14 +26,9 @@ export function hasLimitHeaders(r: Res): boolean {
   return ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'].every((h) => /^\d+$/.test(r.headers.get(h) ?? ''));
 }
 
+/** The value `probe` gives once it gives one (eventually), within `timeoutMs`. */
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return (await eventually(what, timeoutMs, probe)).value;
 }
 
 export async function metric(server: TestServer, name: string): Promise<number | undefined> {

@@ -1,16 +1,7 @@
 // Shared helpers of the microblog's end-to-end tests.
 import type { TestServer } from '../helpers/server';
 
-/** Polls `check` until it returns a value other than undefined, or fails after `ms`. */
-export async function eventually<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<{ value: T; elapsedMs: number }> {
-  const started = Date.now();
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return { value, elapsedMs: Date.now() - started };
-    if (Date.now() - started > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+export { eventually } from '../helpers/eventually';
 
 /** Every page of a list, following next_cursor; returns the items in order and the page count. */
 export async function allPages(server: TestServer, path: string, key?: string): Promise<{ items: any[]; pages: number }> {
