@@ -37,7 +37,7 @@ export function slotOf(id: string): number {
   return h >>> 0;
 }
 
-/** Marks of a single thread (tests, tools): a bank of its own. */
+/** Marks in a bank of their own, for a reader that no other thread shares (tests). */
 export function localPostMarks(slots = POST_MARK_SLOTS): PostMarks {
   return new PostMarks(new Int32Array(new SharedArrayBuffer(slots * Int32Array.BYTES_PER_ELEMENT)));
 }

@@ -4,8 +4,9 @@
 // While one sync runs, the writer's thread goes on with other work and writes queue up; the writer
 // commits them as one group when the sync ends (whenFree), and the next sync covers it. A commit
 // is acknowledged only after a sync that started after it, exactly the guarantee of
-// synchronous=FULL, without the writer sitting idle during every sync. (Checkpoints under NORMAL still sync the log and the database
-// file themselves before the log is reused, so nothing a sync covered can be lost to one.)
+// synchronous=FULL, without the writer sitting idle during every sync. (Checkpoints under NORMAL
+// still sync the log and the database file themselves before the log is reused, so nothing a sync
+// covered can be lost to one.)
 import { closeSync, fdatasync, openSync } from 'node:fs';
 
 export type SyncDone = (err: Error | null) => void;

@@ -1,7 +1,7 @@
 // The writer's pipelined log sync: a commit is acknowledged only by a sync that started after it,
 // syncs never overlap, callbacks run in commit order, and a failed sync reaches every commit it
 // was meant to cover.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDataDir } from '../helpers/server';
@@ -9,12 +9,17 @@ import { openSqlite, walPath } from '../../src/store/sqlite';
 import { migrateAll } from '../../src/capabilities';
 import { WalSync } from '../../src/writer/wal-sync';
 
-t.test('commits made while a sync runs wait for the next one', async (t) => {
-  const dir = tempDataDir('perch-walsync-');
+/** A WalSync over a file with frames in it, in a temporary directory removed after the test. */
+function walOverFile(t: Test, prefix: string): WalSync {
+  const dir = tempDataDir(prefix);
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'log');
   writeFileSync(file, 'frames');
-  const wal = new WalSync(file);
+  return new WalSync(file);
+}
+
+t.test('commits made while a sync runs wait for the next one', async (t) => {
+  const wal = walOverFile(t, 'perch-walsync-');
   const order: string[] = [];
   wal.afterCommit((err) => order.push(`a:${err}`)); // starts sync 1
   wal.afterCommit((err) => order.push(`b:${err}`)); // sync 1 already runs: waits for sync 2
@@ -28,11 +33,7 @@ t.test('commits made while a sync runs wait for the next one', async (t) => {
 });
 
 t.test('a commit put off while a sync runs is made when it ends, and the next sync covers it', async (t) => {
-  const dir = tempDataDir('perch-walsync-free-');
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'log');
-  writeFileSync(file, 'frames');
-  const wal = new WalSync(file);
+  const wal = walOverFile(t, 'perch-walsync-free-');
   const order: string[] = [];
   t.notOk(wal.busy);
   wal.whenFree(() => order.push('now'));
