@@ -1,7 +1,7 @@
 // Boots the real server (`bin/perch serve`) on an ephemeral port with a temporary data directory,
 // and talks to it over HTTP. Every e2e test goes through here.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SERVE_NODE_FLAGS } from '../../src/server/node-flags';
@@ -195,6 +195,39 @@ export class TestServer {
   }
 }
 
+/**
+ * How long a server may take to listen. A start takes under a second alone and up to about two
+ * beside the whole suite; the margin is for a machine whose disk stalls (a start syncs several
+ * files), so that only a start that is stuck fails.
+ */
+const START_TIMEOUT_MS = 60_000;
+
+/**
+ * Each thread of a process as `name state utime+stime wchan` (from /proc: Linux only, else empty):
+ * shows whether a start that did not end was running, waiting on a lock, or on the disk.
+ */
+function threadStates(pid: number | undefined): string {
+  if (pid === undefined) return '';
+  try {
+    return readdirSync(`/proc/${pid}/task`)
+      .map((tid) => {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        let wchan = '';
+        try {
+          wchan = readFileSync(`/proc/${pid}/task/${tid}/wchan`, 'utf8');
+        } catch {
+          wchan = '?';
+        }
+        return `${name} ${fields[0]} ${Number(fields[11]) + Number(fields[12])} ${wchan}`;
+      })
+      .join('; ');
+  } catch {
+    return '';
+  }
+}
+
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const ownsDir = !opts.dataDir;
   const dataDir = opts.dataDir ?? tempDataDir();
@@ -218,9 +251,12 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     let buffered = '';
     let stderr = '';
     const timer = setTimeout(() => {
+      // What the server was doing, for a start that never ends: each thread's state, CPU time and
+      // kernel wait, and what it logged (tests that start it logging only warnings show little).
+      const threads = threadStates(proc.pid);
       proc.kill('SIGKILL');
-      reject(new Error(`server did not start in 20 s: ${stderr}`));
-    }, 20_000);
+      reject(new Error(`server did not start in ${START_TIMEOUT_MS / 1000} s: ${stderr}\nthreads: ${threads}\nlog: ${logs.slice(-20).join('\n')}`));
+    }, START_TIMEOUT_MS);
     proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     proc.stdout!.on('data', (d: Buffer) => {
       buffered += d.toString();
