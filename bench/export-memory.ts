@@ -5,8 +5,8 @@
 // With a heap cap, the server runs with --max-old-space-size of that many MB: an export that held
 // its links in memory would run out; a streamed one only collects its garbage sooner.
 // Servers listen on 127.0.0.1; each export runs once, to its end.
-import { readFileSync } from 'node:fs';
 import { rmSync } from 'node:fs';
+import { residentOf } from '../src/server/thread-memory';
 import { startServer, tempDataDir, type TestServer } from '../test/helpers/server';
 import { openSqlite } from '../src/store/sqlite';
 import { migrateAll } from '../src/capabilities';
@@ -38,10 +38,9 @@ function seedOwned(store: LinkStore, db: ReturnType<typeof openSqlite>, ownerId:
   })();
 }
 
-/** A field of /proc/<pid>/status in MB: VmRSS, or its parts RssAnon (heaps) and RssFile (mapped files). */
-function statusMb(pid: number, field = 'VmRSS'): number {
-  const m = new RegExp(field + ':\\s+(\\d+) kB').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Math.round(Number(m[1]) / 1024) : NaN;
+/** The resident set in MB, or one of its parts: anonymous (heaps) or file (mapped files). */
+function statusMb(pid: number, part: 'total' | 'anonymous' | 'file' = 'total'): number {
+  return Math.round((residentOf(pid)?.[part] ?? NaN) / (1024 * 1024));
 }
 const rssMb = (pid: number) => statusMb(pid);
 
@@ -49,12 +48,12 @@ const rssMb = (pid: number) => statusMb(pid);
 async function measure(server: TestServer, key: string, query: string, pauseMs: number) {
   const pid = server.proc.pid!;
   let peak = rssMb(pid);
-  let peakAnon = statusMb(pid, 'RssAnon');
-  let peakFile = statusMb(pid, 'RssFile');
+  let peakAnon = statusMb(pid, 'anonymous');
+  let peakFile = statusMb(pid, 'file');
   const sampler = setInterval(() => {
     peak = Math.max(peak, rssMb(pid));
-    peakAnon = Math.max(peakAnon, statusMb(pid, 'RssAnon'));
-    peakFile = Math.max(peakFile, statusMb(pid, 'RssFile'));
+    peakAnon = Math.max(peakAnon, statusMb(pid, 'anonymous'));
+    peakFile = Math.max(peakFile, statusMb(pid, 'file'));
   }, 20);
   const started = Date.now();
   const r = await fetch(`${server.url}/api/links/export${query}`, { headers: { authorization: `Bearer ${key}` } });
@@ -68,13 +67,14 @@ async function measure(server: TestServer, key: string, query: string, pauseMs: 
   }
   clearInterval(sampler);
   peak = Math.max(peak, rssMb(pid));
-  // The HTTP threads' V8 heaps once the export is over: what the export left them holding.
+  // The HTTP threads' V8 heaps once the export is over: what the export left them holding. With
+  // one HTTP thread that is the main thread (kind "main"), else the "http" threads.
   const metrics = (await server.get('/metrics')).text;
   const httpHeapMb = (name: string) =>
     Math.round(
       metrics
         .split('\n')
-        .filter((l) => l.startsWith(name + '{') && l.includes('kind="http"'))
+        .filter((l) => l.startsWith(name + '{') && (l.includes('kind="http"') || l.includes('kind="main"')))
         .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0) / 1048576,
     );
   return {
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
         await server.get('/api/links?limit=1', { key: small.key });
         await new Promise((r) => setTimeout(r, 1000));
         const idle = rssMb(server.proc.pid!);
-        const idleAnon = statusMb(server.proc.pid!, 'RssAnon');
+        const idleAnon = statusMb(server.proc.pid!, 'anonymous');
         const m = await measure(server, key, query, pause);
         runs.push({ links: n, idle_rss_mb: idle, idle_anon_mb: idleAnon, ...m });
         process.stdout.write(

@@ -6,6 +6,7 @@
 // /proc/<pid>/clear_refs), so VmHWM is that phase's exact peak, sampling gaps included; for a
 // server it did not start (--url), it leaves the process alone and reports the sampled peak.
 import { readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { residentOf } from '../src/server/thread-memory';
 
 export interface MemoryPeak {
   /** Peak resident set in MiB: VmHWM over the phase, or the sampled peak when it could not be reset. */
@@ -18,19 +19,8 @@ export interface MemoryPeak {
 }
 
 const SAMPLE_MS = 50;
-const MIB = 1024;
+const MIB = 1024 * 1024;
 
-/** VmRSS, VmHWM and RssAnon of a process in kB, or undefined once it is gone. */
-function statusOf(pid: number): { rss: number; hwm: number; anon: number } | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
-  return { rss: field('VmRSS'), hwm: field('VmHWM'), anon: field('RssAnon') };
-}
 
 /** Samples one process's memory from start() to stop(). */
 export class MemoryWatcher {
@@ -62,18 +52,18 @@ export class MemoryWatcher {
   }
 
   private sample(): void {
-    const s = statusOf(this.pid);
+    const s = residentOf(this.pid);
     if (!s) return;
     this.samples++;
-    this.peakRss = Math.max(this.peakRss, s.rss);
-    this.peakAnon = Math.max(this.peakAnon, s.anon);
+    this.peakRss = Math.max(this.peakRss, s.total);
+    this.peakAnon = Math.max(this.peakAnon, s.anonymous);
   }
 
   stop(): MemoryPeak {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     this.sample();
-    const hwm = this.hwmReset ? (statusOf(this.pid)?.hwm ?? 0) : 0;
+    const hwm = this.hwmReset ? (residentOf(this.pid)?.peak ?? 0) : 0;
     return {
       peak_rss_mib: round1(Math.max(this.peakRss, hwm) / MIB),
       peak_anon_mib: round1(this.peakAnon / MIB),

@@ -10,12 +10,12 @@
 // Bounded: the storm is a fixed number of likes (recipients × likes-per-recipient) and the run gives
 // up after 120 s; everything listens on 127.0.0.1.
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { openSqlite } from '../src/store/sqlite';
 import { migrateAll } from '../src/capabilities';
+import { residentOf } from '../src/server/thread-memory';
 import { atMost, type BenchContext, type ScenarioResult } from './context';
 import { metricValue, metricsOf } from './http';
 import { seedOnePostEach, seedUsers, type Seeded } from './seed';
@@ -26,9 +26,7 @@ const DEADLINE_MS = 120_000;
 const OPENING = 200;
 
 function rssBytes(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : NaN;
+  return pid === undefined ? NaN : (residentOf(pid)?.total ?? NaN);
 }
 
 function percentile(sorted: number[], p: number): number {

@@ -1,7 +1,6 @@
 // perch status: whether a server runs on the data directory, what the stores hold and how far
 // background work lags, read straight from the data directory (works whether or not the server
 // is running). Each capability reports its own section (capability.ts, status).
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openSqlite, sqlitePath, walPath } from '../store/sqlite';
 import { currentSchemaVersion } from '../store/migration';
@@ -14,7 +13,7 @@ import { VERSION } from '../version';
 import { commandConfig, existingDataDirOf, printJson, announceDataDir, commandHotStore, type CommonOptions } from './common';
 import { alignColumns, humanBytes, humanDuration } from './format';
 import { lmdbFootprint } from '../store/lmdb-footprint';
-import { heapsByKind, parseResident, THREAD_KINDS } from '../server/thread-memory';
+import { heapsByKind, residentOf, THREAD_KINDS } from '../server/thread-memory';
 
 /** How long `perch status` waits for a running server's /metrics before showing memory without heaps. */
 const METRICS_TIMEOUT_MS = 2000;
@@ -25,12 +24,7 @@ const METRICS_TIMEOUT_MS = 2000;
  * command cannot see them (another user's process, not Linux, or the server did not answer).
  */
 async function serverMemory(pid: number, url: string) {
-  let resident: ReturnType<typeof parseResident> | null = null;
-  try {
-    resident = parseResident(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    resident = null;
-  }
+  const resident = residentOf(pid) ?? null;
   let heaps: ReturnType<typeof heapsByKind> | null = null;
   try {
     const r = await fetch(url + '/metrics', { signal: AbortSignal.timeout(METRICS_TIMEOUT_MS) });

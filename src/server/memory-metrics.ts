@@ -1,19 +1,13 @@
 // Where the process's memory goes, for /metrics: the resident set of the whole process (the
 // kernel keeps it per process, not per thread), the V8 heap of each thread (thread-memory.ts), and
 // the LMDB environment's map and the pages it uses (docs/memory.md).
-import { readFileSync } from 'node:fs';
 import { Gauge, type Registry } from 'prom-client';
 import { lmdbFootprint, type LmdbFootprint } from '../store/lmdb-footprint';
-import { parseResident, type ThreadMemoryTable } from './thread-memory';
+import { residentOf, type ThreadMemoryTable } from './thread-memory';
 
 export function readOwnResident() {
-  try {
-    return parseResident(readFileSync('/proc/self/status', 'utf8'));
-  } catch {
-    // Not Linux: Node knows the total only.
-    const rss = process.memoryUsage.rss();
-    return { total: rss, anonymous: NaN, file: NaN, peak: NaN };
-  }
+  // Not Linux: Node knows the total only.
+  return residentOf() ?? { total: process.memoryUsage.rss(), anonymous: NaN, file: NaN, peak: NaN };
 }
 
 export interface MemoryMetricsOptions {

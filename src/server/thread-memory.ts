@@ -4,6 +4,7 @@
 // So each thread writes its own figures into a slot of one SharedArrayBuffer and the supervisor
 // reads them all for /metrics, without a message round trip to threads that may be busy or, for
 // pool threads parked in Atomics.wait between tasks, unable to answer.
+import { readFileSync } from 'node:fs';
 import { getHeapStatistics } from 'node:v8';
 import { threadId } from 'node:worker_threads';
 
@@ -128,6 +129,17 @@ export function parseResident(status: string): Resident {
     return m ? Number(m[1]) * 1024 : NaN;
   };
   return { total: field('VmRSS'), anonymous: field('RssAnon'), file: field('RssFile'), peak: field('VmHWM') };
+}
+
+/** The resident set of process `pid` (or this process), or undefined once it is gone. */
+export function residentOf(pid: number | 'self' = 'self'): Resident | undefined {
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  return parseResident(status);
 }
 
 /**

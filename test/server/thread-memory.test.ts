@@ -1,12 +1,22 @@
 // The per-thread heap table and the parsers behind perch_thread_heap_* and perch status.
 import t from 'tap';
 import { Worker } from 'node:worker_threads';
-import { heapsByKind, MEMORY_SLOTS, parseResident, ThreadMemoryTable } from '../../src/server/thread-memory';
+import { heapsByKind, MEMORY_SLOTS, parseResident, residentOf, ThreadMemoryTable } from '../../src/server/thread-memory';
 
 t.test('parseResident reads VmRSS, RssAnon, RssFile and VmHWM in bytes; a missing field is NaN', async (t) => {
   const status = ['Name:\tnode', 'VmHWM:\t  204800 kB', 'VmRSS:\t  102400 kB', 'RssAnon:\t   61440 kB', 'RssFile:\t   40960 kB', 'Threads:\t7'].join('\n');
   t.same(parseResident(status), { total: 100 * 1048576, anonymous: 60 * 1048576, file: 40 * 1048576, peak: 200 * 1048576 });
   t.ok(Number.isNaN(parseResident('VmRSS:\t 1 kB').anonymous));
+});
+
+t.test('residentOf reads a live process; a process that is gone has none', async (t) => {
+  const own = residentOf(process.pid)!;
+  t.ok(own.total > 1024 * 1024, `resident set ${own.total} bytes`);
+  t.ok(own.anonymous > 0 && own.anonymous <= own.total);
+  t.ok(own.peak >= own.total);
+  t.same(residentOf('self')!.total > 0, true);
+  // pid_max is at most 2^22 on Linux, so no process has this id.
+  t.equal(residentOf(2 ** 23), undefined);
 });
 
 t.test('heapsByKind sums the heap in use per kind of thread and counts the threads', async (t) => {
