@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { startServer, tempDataDir, type TestServer } from '../test/helpers/server';
 import { autocannon, failures, summarize, type LoadOptions, type LoadSummary } from './load';
 import { MemoryWatcher, pidListeningOn, type MemoryPeak } from './memory';
-import { medianBy } from './median';
+import { cpuPerRequestUs, withCpu } from './cpu';
+import { median, medianBy } from './median';
 import type { Progress } from './progress';
 
 export interface BenchOptions {
@@ -92,6 +93,10 @@ export interface Round {
   perch: LoadSummary;
   baseline_rps: number;
   ratio: number;
+  /** CPU of the perch process per request it answered in this round's run (bench/cpu.ts), in us. */
+  perch_cpu_us?: number;
+  /** The same of the baseline's process, over its two runs. */
+  baseline_cpu_us?: number;
 }
 
 /** The length of a run with --quick: enough for every part of a scenario to run, not to measure it. */
@@ -238,9 +243,9 @@ export class BenchContext {
     name: string,
     bare: LoadOptions,
     perch: LoadOptions,
-    settings: { seconds: number; rounds: number; warmup: number; expected?: '2xx' | '3xx' },
+    settings: { seconds: number; rounds: number; warmup: number; expected?: '2xx' | '3xx'; pids?: { perch?: number; baseline?: number } },
   ): Promise<Comparison> {
-    const { seconds, rounds, warmup, expected } = settings;
+    const { seconds, rounds, warmup, expected, pids } = settings;
     const warmups: Comparison['warmups'] = {};
     if (warmup > 0) {
       warmups.baseline = await this.load(`${name} warm-up, baseline`, { ...bare, duration: warmup }, expected);
@@ -248,12 +253,22 @@ export class BenchContext {
     }
     const all: Round[] = [];
     for (let r = 1; r <= rounds; r++) {
-      const before = await this.load(`${name} round ${r}/${rounds}, baseline`, { ...bare, duration: seconds }, expected);
-      const p = await this.load(`${name} round ${r}/${rounds}, perch`, { ...perch, duration: seconds }, expected);
-      const after = await this.load(`${name} round ${r}/${rounds}, baseline`, { ...bare, duration: seconds }, expected);
-      const baselineRps = (before.rps + after.rps) / 2;
-      all.push({ baseline: [before, after], perch: p, baseline_rps: baselineRps, ratio: p.rps / baselineRps });
-      this.progress.line(`  ${name} round ${r}/${rounds}: ratio ${p.rps / baselineRps > 0 ? (p.rps / baselineRps).toFixed(3) : '0'}`);
+      const before = await withCpu(pids?.baseline, () => this.load(`${name} round ${r}/${rounds}, baseline`, { ...bare, duration: seconds }, expected));
+      const p = await withCpu(pids?.perch, () => this.load(`${name} round ${r}/${rounds}, perch`, { ...perch, duration: seconds }, expected));
+      const after = await withCpu(pids?.baseline, () => this.load(`${name} round ${r}/${rounds}, baseline`, { ...bare, duration: seconds }, expected));
+      const baselineRps = (before.result.rps + after.result.rps) / 2;
+      const baselineCpu = before.cpuSeconds === undefined || after.cpuSeconds === undefined ? undefined : before.cpuSeconds + after.cpuSeconds;
+      all.push({
+        baseline: [before.result, after.result],
+        perch: p.result,
+        baseline_rps: baselineRps,
+        ratio: p.result.rps / baselineRps,
+        perch_cpu_us: cpuPerRequestUs(p.cpuSeconds, p.result.requests),
+        baseline_cpu_us: cpuPerRequestUs(baselineCpu, before.result.requests + after.result.requests),
+      });
+      const ratio = p.result.rps / baselineRps;
+      const cpu = all[all.length - 1].perch_cpu_us;
+      this.progress.line(`  ${name} round ${r}/${rounds}: ratio ${ratio > 0 ? ratio.toFixed(3) : '0'}${cpu === undefined ? '' : `, perch ${cpu} us of CPU a request`}`);
     }
     return { rounds: all, median: medianBy(all, (x) => x.ratio), warmups };
   }
@@ -280,6 +295,20 @@ export function comparisonFigures(result: Comparison, expected: '2xx' | '3xx' = 
     perch_p99_ms: median.perch.p99_ms,
     baseline_p99_ms: Math.max(...median.baseline.map((b) => b.p99_ms)),
     perch_failures: result.rounds.reduce((n, r) => n + failures(r.perch, expected), 0),
+    ...cpuFigures(result.rounds),
+  };
+}
+
+/**
+ * CPU per request of each side (bench/cpu.ts), the median over the rounds, when /proc showed the
+ * processes: a figure that moves less with the machine's load than the rates do.
+ */
+function cpuFigures(rounds: Round[]): Record<string, unknown> {
+  const perch = rounds.map((r) => r.perch_cpu_us).filter((x): x is number => x !== undefined);
+  const baseline = rounds.map((r) => r.baseline_cpu_us).filter((x): x is number => x !== undefined);
+  return {
+    ...(perch.length > 0 ? { perch_cpu_us_per_request: median(perch), round_perch_cpu_us: perch } : {}),
+    ...(baseline.length > 0 ? { baseline_cpu_us_per_request: median(baseline) } : {}),
   };
 }
 

@@ -82,6 +82,7 @@ export async function runRedirect(ctx: BenchContext): Promise<ScenarioResult> {
     rounds,
     warmup: ctx.warmup(2),
     expected: '3xx',
+    pids: { perch: target.pid, baseline: bare.proc.pid },
   });
   const memory = aloneMemory?.stop();
 

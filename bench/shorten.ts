@@ -50,6 +50,7 @@ export async function runShorten(ctx: BenchContext): Promise<ScenarioResult> {
     seconds: ctx.seconds(4),
     rounds: ctx.rounds(),
     warmup: ctx.warmup(1),
+    pids: { perch: target.pid, baseline: bare.proc.pid },
   });
   const peak = memory?.stop();
   const created = 1 + (result.warmups.perch?.status_2xx ?? 0) + result.rounds.reduce((n, r) => n + r.perch.status_2xx, 0);

@@ -23,6 +23,7 @@ import {
 import { call, metricValue, metricsOf } from './http';
 import { failures, keyedLoad, postLoad, type LoadOptions, type LoadSummary } from './load';
 import { median, medianBy } from './median';
+import { cpuPerRequestUs, withCpu } from './cpu';
 import { seedAuthorsWithFollowers, seedFollows, seedUsers } from './seed';
 import { timelineServer } from './timeline-server';
 
@@ -55,6 +56,7 @@ export async function runPosts(ctx: BenchContext): Promise<ScenarioResult> {
     seconds: ctx.seconds(4),
     rounds: ctx.rounds(),
     warmup: ctx.warmup(1),
+    pids: { perch: target.pid, baseline: bare.proc.pid },
   });
   const peak = memory?.stop();
   // The writer's group commits over the warm-up and every measured round together.
@@ -115,6 +117,7 @@ export async function runTimeline(ctx: BenchContext): Promise<ScenarioResult> {
     seconds: ctx.seconds(4),
     rounds: ctx.rounds(),
     warmup: ctx.warmup(1),
+    pids: { perch: target.pid, baseline: bare.proc.pid },
   });
   const peak = memory?.stop();
   return {
@@ -154,26 +157,43 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
     postFraction: number;
     combined: number;
     fixedRatio: number;
+    /** The server's CPU per request alone (bench/cpu.ts), in us. */
+    readCpuUs?: number;
+    postCpuUs?: number;
+    /** The server's CPU with both loads at once over what the same requests cost alone (1.0: no more). */
+    besideCpuOverParts?: number;
   }
   const all: RwRound[] = [];
   for (let r = 1; r <= rounds; r++) {
     const label = `readwrite round ${r}/${rounds}`;
-    const readsBefore = await ctx.load(`${label}, reads alone`, { ...reads, duration: seconds });
-    const postsBefore = await ctx.load(`${label}, posts alone`, { ...posts(), duration: seconds });
-    const [readsBeside, postsBeside] = await Promise.all([ctx.load(`${label}, reads beside posts`, { ...reads, duration: seconds }), ctx.loadQuietly({ ...posts(), duration: seconds })]);
+    const cpu = <T>(work: () => Promise<T>) => withCpu(target.pid, work);
+    const readsBefore = await cpu(() => ctx.load(`${label}, reads alone`, { ...reads, duration: seconds }));
+    const postsBefore = await cpu(() => ctx.load(`${label}, posts alone`, { ...posts(), duration: seconds }));
+    const beside = await cpu(() => Promise.all([ctx.load(`${label}, reads beside posts`, { ...reads, duration: seconds }), ctx.loadQuietly({ ...posts(), duration: seconds })]));
+    const [readsBeside, postsBeside] = beside.result;
     const [readsBesideFixed, postsFixed] = await Promise.all([
       ctx.load(`${label}, reads beside ${fixedRate.toLocaleString('en-US')} posts/s`, { ...reads, duration: seconds }),
       ctx.loadQuietly({ ...posts(fixedRate), duration: seconds }),
     ]);
-    const readsAfter = await ctx.load(`${label}, reads alone`, { ...reads, duration: seconds });
-    const postsAfter = await ctx.load(`${label}, posts alone`, { ...posts(), duration: seconds });
-    const readsAlone = (readsBefore.rps + readsAfter.rps) / 2;
-    const postsAlone = (postsBefore.rps + postsAfter.rps) / 2;
+    const readsAfter = await cpu(() => ctx.load(`${label}, reads alone`, { ...reads, duration: seconds }));
+    const postsAfter = await cpu(() => ctx.load(`${label}, posts alone`, { ...posts(), duration: seconds }));
+    const readsAlone = (readsBefore.result.rps + readsAfter.result.rps) / 2;
+    const postsAlone = (postsBefore.result.rps + postsAfter.result.rps) / 2;
     const readFraction = readsBeside.rps / readsAlone;
     const postFraction = postsBeside.rps / postsAlone;
+    const readCpu = sumCpu(readsBefore, readsAfter);
+    const postCpu = sumCpu(postsBefore, postsAfter);
+    const readCpuUs = cpuPerRequestUs(readCpu, readsBefore.result.requests + readsAfter.result.requests);
+    const postCpuUs = cpuPerRequestUs(postCpu, postsBefore.result.requests + postsAfter.result.requests);
     all.push({
-      readsAlone: [readsBefore, readsAfter],
-      postsAlone: [postsBefore, postsAfter],
+      readCpuUs,
+      postCpuUs,
+      besideCpuOverParts:
+        beside.cpuSeconds === undefined || readCpuUs === undefined || postCpuUs === undefined
+          ? undefined
+          : beside.cpuSeconds / ((readsBeside.requests * readCpuUs + postsBeside.requests * postCpuUs) / 1e6),
+      readsAlone: [readsBefore.result, readsAfter.result],
+      postsAlone: [postsBefore.result, postsAfter.result],
       readsBeside,
       postsBeside,
       readsBesideFixed,
@@ -183,7 +203,11 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
       combined: readFraction + postFraction,
       fixedRatio: readsBesideFixed.rps / readsAlone,
     });
-    ctx.progress.line(`  ${label}: combined ${(readFraction + postFraction).toFixed(3)}, reads beside ${fixedRate} posts/s ${(readsBesideFixed.rps / readsAlone).toFixed(3)}`);
+    const overParts = all[all.length - 1].besideCpuOverParts;
+    ctx.progress.line(
+      `  ${label}: combined ${(readFraction + postFraction).toFixed(3)}, reads beside ${fixedRate} posts/s ${(readsBesideFixed.rps / readsAlone).toFixed(3)}` +
+        (overParts === undefined ? '' : `, the server's CPU beside posts ${overParts.toFixed(3)} of the same requests alone`),
+    );
   }
   const peak = memory?.stop();
   const mid = medianBy(all, (r) => r.combined);
@@ -232,12 +256,26 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
       fixed_post_rate: fixedRate,
       reads_beside_fixed_posts_ratio: round3(fixedMid.fixedRatio),
       round_fixed_ratios: all.map((r) => round3(r.fixedRatio)),
+      ...medianDefined('reads_alone_cpu_us', all.map((r) => r.readCpuUs)),
+      ...medianDefined('posts_alone_cpu_us', all.map((r) => r.postCpuUs)),
+      ...medianDefined('beside_cpu_over_parts', all.map((r) => (r.besideCpuOverParts === undefined ? undefined : round3(r.besideCpuOverParts)))),
       reads_beside_fixed_posts_rps: Math.round(fixedMid.readsBesideFixed.rps),
       fixed_posts_rps: Math.round(fixedMid.postsFixed.rps),
       failed,
       memory: peak,
     },
   };
+}
+
+/** The CPU seconds of two runs together, when both were measured. */
+function sumCpu(a: { cpuSeconds?: number }, b: { cpuSeconds?: number }): number | undefined {
+  return a.cpuSeconds === undefined || b.cpuSeconds === undefined ? undefined : a.cpuSeconds + b.cpuSeconds;
+}
+
+/** `{ [name]: median }` of the values measured, or nothing when none was (no process to read). */
+function medianDefined(name: string, values: Array<number | undefined>): Record<string, number> {
+  const measured = values.filter((v): v is number => v !== undefined);
+  return measured.length > 0 ? { [name]: median(measured) } : {};
 }
 
 /** One post to 10,000 followers, six times: each sample from the 201 until the last follower's timeline holds it. */

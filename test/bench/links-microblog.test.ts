@@ -26,6 +26,7 @@ t.test('the link and microblog scenarios run, print their table and write their 
     t.type(f.ratio, 'number', `${name} has a ratio`);
     t.ok(f.baseline_rps > 0 && f.perch_rps > 0, `${name} measured both sides`);
     t.equal(f.round_ratios.length, 1, `${name} ran one round`);
+    t.ok(f.perch_cpu_us_per_request > 0 && f.baseline_cpu_us_per_request > 0, `${name} measured each side's CPU per request`);
   }
   t.type(by.redirect.figures.beside_posts.ratio, 'number', 'redirect measured the redirects beside posts');
   t.equal(by.redirect.figures.nothing_lost, true, 'redirect: every 302 became a recorded click');
@@ -34,5 +35,8 @@ t.test('the link and microblog scenarios run, print their table and write their 
   t.type(by.posts.figures.minimal_group_commit_rps, 'number', 'posts measured the minimal group commit');
   t.type(by.readwrite.figures.combined, 'number', 'readwrite has its combined fraction');
   t.type(by.readwrite.figures.reads_beside_fixed_posts_ratio, 'number', 'readwrite has reads beside a fixed post rate');
+  const rw = by.readwrite.figures;
+  t.ok(rw.reads_alone_cpu_us > 0 && rw.posts_alone_cpu_us > 0, 'readwrite measured the server\'s CPU per read and per post alone');
+  t.ok(rw.beside_cpu_over_parts > 0, 'readwrite compared the CPU of both loads at once with their parts alone');
   t.type(by.fanout.figures.median_ms, 'number', 'fanout has its median time');
 });

@@ -1,0 +1,54 @@
+// The CPU time a server process used while a load ran, over the requests it answered: every thread
+// of the process counts (the HTTP thread, the writer, the pool, V8's and libuv's helpers), since on
+// two cores each of them takes a core from the others. Rates against a baseline move with the
+// machine's load from one run to the next; the CPU a request costs moves much less, so it is the
+// figure to compare changes by when their effect is smaller than the rates' spread.
+import { readFileSync } from 'node:fs';
+
+/**
+ * The unit of utime and stime in /proc/<pid>/stat: USER_HZ, which Linux fixes at 100 for what it
+ * shows user space (sysconf(_SC_CLK_TCK)), whatever the kernel's own tick.
+ */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * The user and system time of a process, in seconds, from the text of /proc/<pid>/stat: the 14th
+ * and 15th fields, which cover the whole thread group, threads that have ended included. The
+ * command name (field 2) may hold spaces and parentheses, so fields are counted after its last ')'.
+ */
+export function parseCpuSeconds(stat: string): number | undefined {
+  const end = stat.lastIndexOf(')');
+  if (end === -1) return undefined;
+  const fields = stat.slice(end + 2).split(' ');
+  // fields[0] is the state (field 3): utime is field 14, stime field 15.
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) return undefined;
+  return (utime + stime) / TICKS_PER_SECOND;
+}
+
+/** The CPU seconds process `pid` has used so far, or undefined when it is not readable (gone, not Linux). */
+export function cpuSecondsOf(pid: number): number | undefined {
+  try {
+    return parseCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs `work` and answers its result with the CPU seconds `pid` used meanwhile (undefined when
+ * there is no pid or /proc cannot tell).
+ */
+export async function withCpu<T>(pid: number | undefined, work: () => Promise<T>): Promise<{ result: T; cpuSeconds?: number }> {
+  const before = pid === undefined ? undefined : cpuSecondsOf(pid);
+  const result = await work();
+  const after = pid === undefined ? undefined : cpuSecondsOf(pid);
+  return before === undefined || after === undefined ? { result } : { result, cpuSeconds: after - before };
+}
+
+/** Microseconds of CPU per request, to one decimal; undefined without a CPU figure or requests. */
+export function cpuPerRequestUs(cpuSeconds: number | undefined, requests: number): number | undefined {
+  if (cpuSeconds === undefined || requests <= 0) return undefined;
+  return Math.round((cpuSeconds * 1e7) / requests) / 10;
+}
