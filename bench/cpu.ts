@@ -1,8 +1,7 @@
 // The CPU time a server process used while a load ran, over the requests it answered: every thread
 // of the process counts (the HTTP thread, the writer, the pool, V8's and libuv's helpers), since on
-// two cores each of them takes a core from the others. Rates against a baseline move with the
-// machine's load from one run to the next; the CPU a request costs moves much less, so it is the
-// figure to compare changes by when their effect is smaller than the rates' spread.
+// two cores each of them takes a core from the others. It says what the server spent, apart from
+// how fast the load generator drove it (it still moves with group sizes and the cores' sharing).
 import { readFileSync } from 'node:fs';
 
 /**
