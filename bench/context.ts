@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { startServer, tempDataDir, type TestServer } from '../test/helpers/server';
 import { autocannon, failures, summarize, type LoadOptions, type LoadSummary } from './load';
 import { MemoryWatcher, pidListeningOn, type MemoryPeak } from './memory';
-import { cpuPerRequestUs, withCpu } from './cpu';
-import { median, medianBy } from './median';
+import { cpuPerRequestUs, sumCpu, withCpu } from './cpu';
+import { medianBy, medianDefined } from './median';
 import type { Progress } from './progress';
 
 export interface BenchOptions {
@@ -257,17 +257,16 @@ export class BenchContext {
       const p = await withCpu(pids?.perch, () => this.load(`${name} round ${r}/${rounds}, perch`, { ...perch, duration: seconds }, expected));
       const after = await withCpu(pids?.baseline, () => this.load(`${name} round ${r}/${rounds}, baseline`, { ...bare, duration: seconds }, expected));
       const baselineRps = (before.result.rps + after.result.rps) / 2;
-      const baselineCpu = before.cpuSeconds === undefined || after.cpuSeconds === undefined ? undefined : before.cpuSeconds + after.cpuSeconds;
+      const ratio = p.result.rps / baselineRps;
+      const cpu = cpuPerRequestUs(p.cpuSeconds, p.result.requests);
       all.push({
         baseline: [before.result, after.result],
         perch: p.result,
         baseline_rps: baselineRps,
-        ratio: p.result.rps / baselineRps,
-        perch_cpu_us: cpuPerRequestUs(p.cpuSeconds, p.result.requests),
-        baseline_cpu_us: cpuPerRequestUs(baselineCpu, before.result.requests + after.result.requests),
+        ratio,
+        perch_cpu_us: cpu,
+        baseline_cpu_us: cpuPerRequestUs(sumCpu(before, after), before.result.requests + after.result.requests),
       });
-      const ratio = p.result.rps / baselineRps;
-      const cpu = all[all.length - 1].perch_cpu_us;
       this.progress.line(`  ${name} round ${r}/${rounds}: ratio ${ratio > 0 ? ratio.toFixed(3) : '0'}${cpu === undefined ? '' : `, perch ${cpu} us of CPU a request`}`);
     }
     return { rounds: all, median: medianBy(all, (x) => x.ratio), warmups };
@@ -301,14 +300,14 @@ export function comparisonFigures(result: Comparison, expected: '2xx' | '3xx' = 
 
 /**
  * CPU per request of each side (bench/cpu.ts), the median over the rounds, when /proc showed the
- * processes: a figure that moves less with the machine's load than the rates do.
+ * processes: what each server spent, apart from how fast the load generator drove it.
  */
 function cpuFigures(rounds: Round[]): Record<string, unknown> {
   const perch = rounds.map((r) => r.perch_cpu_us).filter((x): x is number => x !== undefined);
-  const baseline = rounds.map((r) => r.baseline_cpu_us).filter((x): x is number => x !== undefined);
   return {
-    ...(perch.length > 0 ? { perch_cpu_us_per_request: median(perch), round_perch_cpu_us: perch } : {}),
-    ...(baseline.length > 0 ? { baseline_cpu_us_per_request: median(baseline) } : {}),
+    ...medianDefined('perch_cpu_us_per_request', perch),
+    ...(perch.length > 0 ? { round_perch_cpu_us: perch } : {}),
+    ...medianDefined('baseline_cpu_us_per_request', rounds.map((r) => r.baseline_cpu_us)),
   };
 }
 

@@ -46,6 +46,11 @@ export async function withCpu<T>(pid: number | undefined, work: () => Promise<T>
   return before === undefined || after === undefined ? { result } : { result, cpuSeconds: after - before };
 }
 
+/** The CPU seconds of two measured runs together, when both were measured. */
+export function sumCpu(a: { cpuSeconds?: number }, b: { cpuSeconds?: number }): number | undefined {
+  return a.cpuSeconds === undefined || b.cpuSeconds === undefined ? undefined : a.cpuSeconds + b.cpuSeconds;
+}
+
 /** Microseconds of CPU per request, to one decimal; undefined without a CPU figure or requests. */
 export function cpuPerRequestUs(cpuSeconds: number | undefined, requests: number): number | undefined {
   if (cpuSeconds === undefined || requests <= 0) return undefined;

@@ -9,3 +9,9 @@ export function medianBy<T>(items: T[], key: (item: T) => number): T {
 export function median(xs: number[]): number {
   return medianBy(xs, (x) => x);
 }
+
+/** `{ [name]: median }` of the values measured, or nothing when none was (no process to read). */
+export function medianDefined(name: string, values: Array<number | undefined>): Record<string, number> {
+  const measured = values.filter((v): v is number => v !== undefined);
+  return measured.length > 0 ? { [name]: median(measured) } : {};
+}

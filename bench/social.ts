@@ -22,8 +22,8 @@ import {
 } from './context';
 import { call, metricValue, metricsOf } from './http';
 import { failures, keyedLoad, postLoad, type LoadOptions, type LoadSummary } from './load';
-import { median, medianBy } from './median';
-import { cpuPerRequestUs, withCpu } from './cpu';
+import { median, medianBy, medianDefined } from './median';
+import { cpuPerRequestUs, sumCpu, withCpu } from './cpu';
 import { seedAuthorsWithFollowers, seedFollows, seedUsers } from './seed';
 import { timelineServer } from './timeline-server';
 
@@ -164,9 +164,9 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
     besideCpuOverParts?: number;
   }
   const all: RwRound[] = [];
+  const cpu = <T>(work: () => Promise<T>) => withCpu(target.pid, work);
   for (let r = 1; r <= rounds; r++) {
     const label = `readwrite round ${r}/${rounds}`;
-    const cpu = <T>(work: () => Promise<T>) => withCpu(target.pid, work);
     const readsBefore = await cpu(() => ctx.load(`${label}, reads alone`, { ...reads, duration: seconds }));
     const postsBefore = await cpu(() => ctx.load(`${label}, posts alone`, { ...posts(), duration: seconds }));
     const beside = await cpu(() => Promise.all([ctx.load(`${label}, reads beside posts`, { ...reads, duration: seconds }), ctx.loadQuietly({ ...posts(), duration: seconds })]));
@@ -265,17 +265,6 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
       memory: peak,
     },
   };
-}
-
-/** The CPU seconds of two runs together, when both were measured. */
-function sumCpu(a: { cpuSeconds?: number }, b: { cpuSeconds?: number }): number | undefined {
-  return a.cpuSeconds === undefined || b.cpuSeconds === undefined ? undefined : a.cpuSeconds + b.cpuSeconds;
-}
-
-/** `{ [name]: median }` of the values measured, or nothing when none was (no process to read). */
-function medianDefined(name: string, values: Array<number | undefined>): Record<string, number> {
-  const measured = values.filter((v): v is number => v !== undefined);
-  return measured.length > 0 ? { [name]: median(measured) } : {};
 }
 
 /** One post to 10,000 followers, six times: each sample from the 201 until the last follower's timeline holds it. */
