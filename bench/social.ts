@@ -185,13 +185,16 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
     const postCpu = sumCpu(postsBefore, postsAfter);
     const readCpuUs = cpuPerRequestUs(readCpu, readsBefore.result.requests + readsAfter.result.requests);
     const postCpuUs = cpuPerRequestUs(postCpu, postsBefore.result.requests + postsAfter.result.requests);
+    const combined = readFraction + postFraction;
+    const fixedRatio = readsBesideFixed.rps / readsAlone;
+    const besideCpuOverParts =
+      beside.cpuSeconds === undefined || readCpuUs === undefined || postCpuUs === undefined
+        ? undefined
+        : beside.cpuSeconds / ((readsBeside.requests * readCpuUs + postsBeside.requests * postCpuUs) / 1e6);
     all.push({
       readCpuUs,
       postCpuUs,
-      besideCpuOverParts:
-        beside.cpuSeconds === undefined || readCpuUs === undefined || postCpuUs === undefined
-          ? undefined
-          : beside.cpuSeconds / ((readsBeside.requests * readCpuUs + postsBeside.requests * postCpuUs) / 1e6),
+      besideCpuOverParts,
       readsAlone: [readsBefore.result, readsAfter.result],
       postsAlone: [postsBefore.result, postsAfter.result],
       readsBeside,
@@ -200,13 +203,12 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
       postsFixed,
       readFraction,
       postFraction,
-      combined: readFraction + postFraction,
-      fixedRatio: readsBesideFixed.rps / readsAlone,
+      combined,
+      fixedRatio,
     });
-    const overParts = all[all.length - 1].besideCpuOverParts;
     ctx.progress.line(
-      `  ${label}: combined ${(readFraction + postFraction).toFixed(3)}, reads beside ${fixedRate} posts/s ${(readsBesideFixed.rps / readsAlone).toFixed(3)}` +
-        (overParts === undefined ? '' : `, the server's CPU beside posts ${overParts.toFixed(3)} of the same requests alone`),
+      `  ${label}: combined ${combined.toFixed(3)}, reads beside ${fixedRate} posts/s ${fixedRatio.toFixed(3)}` +
+        (besideCpuOverParts === undefined ? '' : `, the server's CPU beside posts ${besideCpuOverParts.toFixed(3)} of the same requests alone`),
     );
   }
   const peak = memory?.stop();
