@@ -1,7 +1,8 @@
 // A per-thread cache of authenticated API keys, so that a request does not cost a SQLite lookup.
 // Keyed by the key's hash (never the key itself). Revocation takes effect:
 //   - at once for `perch keys revoke`, which bumps a counter in LMDB that every lookup compares
-//     with the one its thread last saw (a changed counter empties the cache);
+//     with the one its thread last saw (a changed counter empties the cache), read once per
+//     event-loop turn;
 //   - within `ttlMs` (one second) for any other change of api_keys, because an entry is trusted
 //     only that long before SQLite is asked again.
 // Unknown or revoked keys are never cached: every such request asks SQLite.
@@ -25,9 +26,24 @@ export function announceKeyRevocation(hot: HotStore): void {
   });
 }
 
+/**
+ * The revocation counter, read at most once per event-loop turn. lmdb-js reads from a snapshot it
+ * renews once per turn anyway, so a second read in the same turn could not see a newer value; a
+ * request that arrives after a revocation is committed is read in a later turn, and refused.
+ */
 export function revocationVersion(hot: HotStore): () => number {
   const db = keysDb(hot);
-  return () => db.get(VERSION) ?? 0;
+  let version = -1;
+  const forget = () => {
+    version = -1;
+  };
+  return () => {
+    if (version < 0) {
+      version = db.get(VERSION) ?? 0;
+      setImmediate(forget);
+    }
+    return version;
+  };
 }
 
 interface Entry {

@@ -1,5 +1,8 @@
 import t from 'tap';
-import { PrincipalCache } from '../../src/accounts/key-cache';
+import { rmSync } from 'node:fs';
+import { PrincipalCache, announceKeyRevocation, revocationVersion } from '../../src/accounts/key-cache';
+import { openHotStore } from '../../src/store/lmdb';
+import { tempDataDir } from '../helpers/server';
 import type { Principal } from '../../src/accounts/store';
 
 function fixture() {
@@ -59,4 +62,23 @@ t.test('an announced revocation empties the cache at once', async (t) => {
   f.bump();
   t.equal(f.cache.get('h1'), undefined);
   t.equal(f.lookups(), 2);
+});
+
+t.test('the revocation counter is read once per event-loop turn, and a revocation is seen from the next', async (t) => {
+  const dir = tempDataDir();
+  const hot = openHotStore(dir);
+  t.teardown(async () => {
+    await hot.close().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const version = revocationVersion(hot);
+  t.equal(version(), 0, 'no revocation yet');
+  announceKeyRevocation(hot);
+  t.equal(version(), 0, 'the same turn keeps the value it read');
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(version(), 1, 'the next turn reads the revocation');
+  announceKeyRevocation(hot);
+  announceKeyRevocation(hot);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(version(), 3, 'and every one after it');
 });
