@@ -10,8 +10,9 @@ export function partitionOf(id: bigint, partitions: number): number {
 
 /**
  * The same partition as `partitionOf`, as an SQL condition on an integer column (ids are positive,
- * so SQLite's % agrees with BigInt's); two parameters: the partition count, then the partition.
+ * so SQLite's % agrees with BigInt's), with the partition count and the partition as parameters:
+ * positional (`?`, in that order) unless named.
  */
-export function partitionSql(column: string): string {
-  return `(${column} % ${PARTITION_MIX}) % ? = ?`;
+export function partitionSql(column: string, partitions = '?', partition = '?'): string {
+  return `(${column} % ${PARTITION_MIX}) % ${partitions} = ${partition}`;
 }

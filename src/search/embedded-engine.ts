@@ -48,7 +48,7 @@ export class EmbeddedEngine implements SearchEngine {
       if (depth + ops.length > capacity || options.rejectWhen?.(ops, { depth, capacity })) {
         return { accepted: false, reason: 'queue_full', depth, capacity };
       }
-      store.enqueue(ops.map((o) => ({ postId: BigInt(o.id), text: o.op === 'index' ? o.text : null })));
+      store.enqueue(ops.map((o) => ({ postId: o.id, text: o.op === 'index' ? o.text : null })));
       // The backlog the request found: what says whether the engine keeps up. Counting the
       // request itself would make any batch over a tenth of the capacity look like a backlog.
       return { accepted: true, depth, capacity };

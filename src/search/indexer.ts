@@ -61,11 +61,11 @@ export function partitionWrites(source: IndexSourceStore, range: OutboxRange, pa
   const writes: Pending[] = [];
   const rows = source.postEvents(range.after, range.upTo, partition, partitions, limit);
   for (const [seq, type, id, text] of rows) {
-    if (type === 'post_deleted') writes.push({ seq: Number(seq), op: { op: 'delete', id: id.toString() } });
+    if (type === 'post_deleted') writes.push({ seq, op: { op: 'delete', id } });
     // A post deleted since it was created is not indexed (its post_deleted event follows).
-    else if (text !== null) writes.push({ seq: Number(seq), op: { op: 'index', id: id.toString(), text } });
+    else if (text !== null) writes.push({ seq, op: { op: 'index', id, text } });
   }
-  return { writes, events: rows.length, lastSeq: rows.length > 0 ? Number(rows[rows.length - 1][0]) : range.after };
+  return { writes, events: rows.length, lastSeq: rows.length > 0 ? rows[rows.length - 1][0] : range.after };
 }
 
 export async function indexRange(deps: IndexDeps, range: OutboxRange, partition: number, partitions = INDEX_PARTITIONS): Promise<IndexResult> {

@@ -102,8 +102,11 @@ export class SearchIndexStore {
     return this.s.depth.get() as number;
   }
 
-  /** Appends writes to the queue, in order, in the caller's transaction. */
-  enqueue(ops: ReadonlyArray<{ postId: bigint; text: string | null }>): void {
+  /**
+   * Appends writes to the queue, in order, in the caller's transaction. A post id given as its
+   * decimal text is stored as the integer it is (the column's INTEGER affinity).
+   */
+  enqueue(ops: ReadonlyArray<{ postId: bigint | string; text: string | null }>): void {
     const per = ENQUEUE_ROWS_PER_STATEMENT;
     let i = 0;
     if (ops.length >= per) {
@@ -181,25 +184,31 @@ export class SearchIndexStore {
 }
 
 /** An outbox event the indexer acts on, with the post as it is now (null text: gone). */
-export type PostEventRow = [seq: bigint, type: 'post_created' | 'post_deleted', postId: bigint, text: string | null];
+export type PostEventRow = [seq: number, type: 'post_created' | 'post_deleted', postId: string, text: string | null];
 
 /** What the indexer and a rebuild read of the main database. */
 export class IndexSourceStore {
   private readonly eventsStmt: Statement;
+  private readonly partitionEventsStmt: Statement;
   private readonly livePostsStmt: Statement;
 
   constructor(db: Sqlite) {
+    // Sequence numbers fit a JavaScript number and events keep the post id as its decimal text,
+    // so a row needs no BigInt: the id goes to the engine as the text it is.
+    const events = (partitioned: boolean) =>
+      db
+        .prepare(
+          `SELECT e.seq, e.type, e.post_id, CASE WHEN p.deleted_at IS NULL THEN p.text END
+           FROM events e LEFT JOIN posts p ON p.id = CAST(e.post_id AS INTEGER)
+           WHERE e.seq > @after AND e.seq <= @upTo AND e.type IN ('post_created', 'post_deleted')
+             ${partitioned ? `AND ${partitionSql('CAST(e.post_id AS INTEGER)', '@partitions', '@partition')}` : ''}
+           ORDER BY e.seq LIMIT @limit`,
+        )
+        .raw();
+    this.eventsStmt = events(false);
     // The partition is chosen here, not by the caller after reading: each partition then reads
     // (and looks up the post text of) only its own events, instead of every partition all of them.
-    this.eventsStmt = db
-      .prepare(
-        `SELECT e.seq, e.type, CAST(e.post_id AS INTEGER), CASE WHEN p.deleted_at IS NULL THEN p.text END
-         FROM events e LEFT JOIN posts p ON p.id = CAST(e.post_id AS INTEGER)
-         WHERE e.seq > ? AND e.seq <= ? AND e.type IN ('post_created', 'post_deleted')
-           AND ${partitionSql('CAST(e.post_id AS INTEGER)')} ORDER BY e.seq LIMIT ?`,
-      )
-      .raw()
-      .safeIntegers(true);
+    this.partitionEventsStmt = events(true);
     this.livePostsStmt = db.prepare('SELECT id, text FROM posts WHERE deleted_at IS NULL').raw().safeIntegers(true);
   }
 
@@ -208,7 +217,8 @@ export class IndexSourceStore {
    * (core/partition.ts), in order, each with the post's text unless it is deleted.
    */
   postEvents(after: number, upTo: number, partition = 0, partitions = 1, limit = -1): PostEventRow[] {
-    return this.eventsStmt.all(after, upTo, partitions, partition, limit) as PostEventRow[];
+    if (partitions === 1) return this.eventsStmt.all({ after, upTo, limit }) as PostEventRow[];
+    return this.partitionEventsStmt.all({ after, upTo, partitions, partition, limit }) as PostEventRow[];
   }
 
   /** Every live post, [id, text], read in one snapshot. */
