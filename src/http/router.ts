@@ -437,10 +437,12 @@ export class Router {
         res.cork(() => this.finish(res, state, this.failure(route, ctx, e, state), true));
         return;
       }
-      // uWS reuses the chunk's memory after this callback returns, so copy it.
-      chunks.push(Buffer.from(new Uint8Array(chunk)));
+      // uWS reuses the chunk's memory after this callback returns: a chunk that is not the
+      // whole body, or a raw body (kept past this callback), is copied. A JSON body that came in
+      // one chunk is read in place, since it is parsed before this callback returns.
+      if (!isLast || chunks.length > 0 || !isJson) chunks.push(Buffer.from(new Uint8Array(chunk)));
       if (!isLast) return;
-      const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+      const raw = chunks.length === 0 ? Buffer.from(chunk) : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
       try {
         if (isJson) {
           if (size === 0) throw invalidRequest([{ path: '', message: 'a JSON body is required' }], 'A JSON body is required.');

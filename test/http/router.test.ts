@@ -1,6 +1,7 @@
 // The HTTP glue on a real uWS app with fixture routes: body limits, content types, strict schemas,
 // 404/405, and 500 without internals.
 import t from 'tap';
+import { request as httpRequest } from 'node:http';
 import { z } from 'zod';
 import { loadNativeUws } from '../../src/http/uws';
 import { Router, parseWith, type Route } from '../../src/http/router';
@@ -96,6 +97,43 @@ t.test('a JSON body over 16 KiB is 413', async (t) => {
   t.equal(Buffer.byteLength(exactly), 16 * 1024);
   const ok = await call('POST', '/items', { body: exactly, headers: auth });
   t.equal(ok.status, 400, 'a body of exactly 16 KiB is read (and then fails validation)');
+});
+
+/** POSTs `parts` as a chunked body, one write per part with a pause between, so the server reads them as separate chunks. */
+function postInParts(path: string, parts: Buffer[], headers: Record<string, string>): Promise<{ status: number; json: { [k: string]: unknown } }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(base + path, { method: 'POST', headers: { ...headers, 'transfer-encoding': 'chunked' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    void (async () => {
+      for (const part of parts) {
+        req.write(part);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      req.end();
+    })();
+  });
+}
+
+t.test('a JSON body in one chunk or in several reads the same; bytes that are not UTF-8 are 400 either way', async (t) => {
+  const short = Buffer.from(JSON.stringify({ text: 'hé' }));
+  t.same((await call('POST', '/items', { body: short, headers: auth })).json, { text: 'hé' }, 'in one chunk');
+  // Split inside the two bytes of "é": each part alone is not UTF-8, the whole is.
+  const cut = short.indexOf(0xc3) + 1;
+  const parts = await postInParts('/items', [short.subarray(0, cut), short.subarray(cut)], auth);
+  t.equal(parts.status, 201);
+  t.same(parts.json, { text: 'hé' }, 'the parts joined');
+  const invalid = Buffer.from('{"text":"h\xff"}', 'latin1');
+  const one = await call('POST', '/items', { body: invalid, headers: auth });
+  t.equal(one.status, 400);
+  t.equal(one.json.message, 'The body is not valid UTF-8 JSON.');
+  const split = await postInParts('/items', [invalid.subarray(0, 5), invalid.subarray(5)], auth);
+  t.equal(split.status, 400);
+  t.equal(split.json.message, 'The body is not valid UTF-8 JSON.');
 });
 
 t.test('raw bodies respect their own limit', async (t) => {
