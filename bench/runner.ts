@@ -75,6 +75,8 @@ export async function runBench(names: string[], options: RunOptions, out: NodeJS
         http_threads: options.threads,
         url: options.url ?? null,
         quick: options.quick,
+        // The Node.js flags the load generator ran with (src/cli/bench.ts, loadGeneratorFlags).
+        load_generator_node_flags: process.execArgv,
       },
       machine: { cpus: cpus().length, load_average_before: before.map(round3), load_average_after: entry.load_average_after.map(round3) },
       seconds_taken: Number(((performance.now() - started) / 1000).toFixed(1)),

@@ -2,10 +2,13 @@
 // dist/bench/), each against a baseline run alongside. Without a scenario it lists them with their
 // goals. The benchmark code (and its load generator, a development dependency) is loaded only
 // when this command runs, so that no other command pays for it.
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { constants } from 'node:os';
 import { InvalidArgumentError } from 'commander';
 import { UsageError } from './common';
+import { SERVE_NODE_FLAGS } from '../server/node-flags';
 import type { RunOptions } from '../../bench/runner';
 
 export interface BenchFlags {
@@ -57,12 +60,39 @@ function loadRunner(): Runner {
   }
 }
 
+/**
+ * The Node.js flags to run the load generator with: this process's own, less those of
+ * `perch serve` (server/node-flags.ts), which the bin/perch shebang gives every command. They
+ * size V8's heap for a server that must stay small. The load generator runs in this process, and
+ * under them it collected far more often, which cost the faster side of a comparison (a bare
+ * baseline) more than the slower; and a scenario with slow answers (V8 then allocates what keeps
+ * surviving its young generation straight in the old one) left every later scenario of the same
+ * run driving its load at a fraction of the rate, in a storm of full collections.
+ */
+export function loadGeneratorFlags(execArgv: readonly string[]): string[] {
+  return execArgv.filter((f) => !SERVE_NODE_FLAGS.includes(f));
+}
+
+/** Runs this same command again, without the server's flags; resolves with its exit code. */
+function runWithoutServeFlags(): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...loadGeneratorFlags(process.execArgv), process.argv[1], ...process.argv.slice(2)], { stdio: 'inherit' });
+    // The child stops its servers and cleans up on its own; this process only passes the signal on
+    // (a Ctrl-C reaches both) and waits.
+    const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
+    process.on('SIGINT', forward('SIGINT'));
+    process.on('SIGTERM', forward('SIGTERM'));
+    child.on('exit', (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0)));
+  });
+}
+
 export async function benchCommand(scenarios: string[], flags: BenchFlags): Promise<void> {
   const runner = loadRunner();
   if (scenarios.length === 0) {
     process.stdout.write(runner.formatListing());
     return;
   }
+  if (loadGeneratorFlags(process.execArgv).length !== process.execArgv.length) process.exit(await runWithoutServeFlags());
   const known = runner.SCENARIOS.map((s) => s.name);
   const names = scenarios.includes('all') ? known : scenarios;
   for (const name of names) {

@@ -3,6 +3,7 @@
 import t from 'tap';
 import { runCli, startServer } from '../helpers/server';
 import { runBench } from '../helpers/bench';
+import { SERVE_NODE_FLAGS } from '../../src/server/node-flags';
 
 t.test('without a scenario it lists every scenario with its goal', async (t) => {
   const r = await runCli(['bench']);
@@ -37,4 +38,17 @@ t.test('--url measures a running server with a key, and skips what it cannot see
   t.equal(fanout.status, 'skipped', 'fanout is skipped');
   t.match(fanout.reason, /10,000 followers/, 'and says why');
   t.match(run.stdout, /fanout\s+skipped: needs an author with 10,000 followers/, 'the table says so too');
+});
+
+t.test("the load generator runs without the server's Node.js flags, even when perch is started with them", async (t) => {
+  // As the bin/perch shebang starts every command, `perch serve`'s heap flags included.
+  const run = await runBench(['limiter', '--quick'], 120_000, [...SERVE_NODE_FLAGS, '--stack-size=2000']);
+  t.equal(run.code, 0, `exits 0: ${run.stderr.slice(-2000)}`);
+  t.equal(run.entries.length, 1, 'the figures of the run, written by the process that ran it');
+  t.equal(run.entries[0].status, 'measured');
+  t.same(run.entries[0].settings.load_generator_node_flags, ['--stack-size=2000'], "the serve flags dropped, the others kept");
+  t.match(run.stdout, /^limiter\s/m, 'its table on the same stdout');
+  const plain = await runBench(['limiter', '--quick'], 120_000);
+  t.equal(plain.code, 0);
+  t.same(plain.entries[0].settings.load_generator_node_flags, [], 'started without them: run as it is');
 });
