@@ -103,10 +103,10 @@ export class SearchIndexStore {
   }
 
   /**
-   * Appends writes to the queue, in order, in the caller's transaction. A post id given as its
-   * decimal text is stored as the integer it is (the column's INTEGER affinity).
+   * Appends writes to the queue, in order, in the caller's transaction. The post id, its decimal
+   * text, is stored as the integer it is (the column's INTEGER affinity).
    */
-  enqueue(ops: ReadonlyArray<{ postId: bigint | string; text: string | null }>): void {
+  enqueue(ops: ReadonlyArray<{ postId: string; text: string | null }>): void {
     const per = ENQUEUE_ROWS_PER_STATEMENT;
     let i = 0;
     if (ops.length >= per) {
