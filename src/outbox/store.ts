@@ -35,6 +35,11 @@ export interface PositionSpec {
 const EVENT_INSERT = 'events (type, actor_id, recipient_id, post_id, payload, created_at)';
 const ROW = '(?, ?, ?, ?, ?, ?)';
 
+/** A string as an SQL literal. */
+function sqlText(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
+}
+
 /** SQL for a position by name: the last event processed, 0 before the first. */
 export function positionSql(name: string): string {
   return `COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${name}'), 0)`;
@@ -42,7 +47,8 @@ export function positionSql(name: string): string {
 
 export class OutboxStore {
   private readonly insert: Statement;
-  private readonly multiRowInserts = new Map<number, Statement>();
+  /** appendUniform's statements, by row count, type and payload. */
+  private readonly uniformInserts = new Map<string, Statement>();
   private readonly positionStmt: Statement;
   private readonly setPositionStmt: Statement;
   private readonly newestStmt: Statement;
@@ -84,27 +90,38 @@ export class OutboxStore {
   }
 
   /**
-   * Appends many events with as few statements as possible (rows in order), in the caller's
-   * transaction: a statement call and its bindings per row cost more than the row itself.
+   * Appends many events of one type and payload, without a recipient, in as few statements as
+   * possible (rows in order), in the caller's transaction. A statement call and its bindings per
+   * row cost more than the row itself, so only what differs from one event to the next is bound:
+   * the type and payload are part of the statement's text. A bigint post id is stored as its
+   * decimal text (the column's TEXT affinity).
    */
-  appendMany(events: readonly OutboxEvent[], rowsPerStatement = 32): void {
+  appendUniform(
+    type: string,
+    payload: string,
+    events: ReadonlyArray<{ actorId: string; postId: bigint | string; createdAt: string }>,
+    rowsPerStatement = 32,
+  ): void {
+    const values: unknown[] = [];
     for (let from = 0; from < events.length; from += rowsPerStatement) {
       const rows = Math.min(rowsPerStatement, events.length - from);
-      const values: unknown[] = [];
+      values.length = 0;
       for (let i = from; i < from + rows; i++) {
         const e = events[i];
-        values.push(e.type, e.actorId, e.recipientId, e.postId, e.payload, e.createdAt);
+        values.push(e.actorId, e.postId, e.createdAt);
       }
-      this.multiRow(rows).run(values);
+      this.uniformInsert(type, payload, rows).run(values);
     }
     this.appended += events.length;
   }
 
-  private multiRow(rows: number): Statement {
-    let statement = this.multiRowInserts.get(rows);
+  private uniformInsert(type: string, payload: string, rows: number): Statement {
+    const key = `${rows} ${type} ${payload}`;
+    let statement = this.uniformInserts.get(key);
     if (!statement) {
-      statement = this.db.prepare(`INSERT INTO ${EVENT_INSERT} VALUES ${Array(rows).fill(ROW).join(', ')}`);
-      this.multiRowInserts.set(rows, statement);
+      const row = `(${sqlText(type)}, ?, NULL, ?, ${sqlText(payload)}, ?)`;
+      statement = this.db.prepare(`INSERT INTO ${EVENT_INSERT} VALUES ${Array(rows).fill(row).join(', ')}`);
+      this.uniformInserts.set(key, statement);
     }
     return statement;
   }

@@ -71,7 +71,10 @@ export interface UserListRow {
 /** The columns a new post is inserted with, and one row's placeholders. */
 const POST_INSERT = 'posts (id, author_id, text, media_ids, reply_to, created_at)';
 const ROW = '(?, ?, ?, ?, ?, ?)';
-/** Rows per statement of insertPlainPosts: 6 values each, well under SQLite's 32,766 variables. */
+/** The same for a post without media or parent: the columns' defaults hold those. */
+const PLAIN_POST_INSERT = 'posts (id, author_id, text, created_at)';
+const PLAIN_ROW = '(?, ?, ?, ?)';
+/** Rows per statement of insertPlainPosts: 4 values each, well under SQLite's 32,766 variables. */
 const MULTI_ROW_INSERT = 32;
 /** The payload `event` writes for a post that replies to nothing. */
 const PLAIN_POST_PAYLOAD = JSON.stringify({ reply_to: null });
@@ -185,31 +188,24 @@ export class SocialStore {
    * Events follow the order of `posts`.
    */
   insertPlainPosts(posts: ReadonlyArray<{ id: bigint; authorId: string; text: string; createdAt: string }>): void {
+    const values: unknown[] = [];
     for (let from = 0; from < posts.length; from += MULTI_ROW_INSERT) {
       const rows = Math.min(MULTI_ROW_INSERT, posts.length - from);
-      const values: unknown[] = [];
+      values.length = 0;
       for (let i = from; i < from + rows; i++) {
         const p = posts[i];
-        values.push(p.id, p.authorId, p.text, '[]', null, p.createdAt);
+        values.push(p.id, p.authorId, p.text, p.createdAt);
       }
       this.multiRow(rows).run(values);
     }
-    const events: OutboxEvent[] = posts.map((p) => ({
-      type: 'post_created',
-      actorId: p.authorId,
-      recipientId: null,
-      postId: p.id.toString(),
-      payload: PLAIN_POST_PAYLOAD,
-      createdAt: p.createdAt,
-    }));
-    this.outbox.appendMany(events, MULTI_ROW_INSERT);
+    this.outbox.appendUniform('post_created', PLAIN_POST_PAYLOAD, posts.map((p) => ({ actorId: p.authorId, postId: p.id, createdAt: p.createdAt })), MULTI_ROW_INSERT);
   }
 
-  /** The INSERT of `rows` posts, prepared once per row count. */
+  /** The INSERT of `rows` plain posts, prepared once per row count. */
   private multiRow(rows: number): Statement {
     let statement = this.multiRowInserts.get(rows);
     if (!statement) {
-      statement = this.db.prepare(`INSERT INTO ${POST_INSERT} VALUES ${Array(rows).fill(ROW).join(', ')}`);
+      statement = this.db.prepare(`INSERT INTO ${PLAIN_POST_INSERT} VALUES ${Array(rows).fill(PLAIN_ROW).join(', ')}`);
       this.multiRowInserts.set(rows, statement);
     }
     return statement;
