@@ -1,7 +1,7 @@
 // The CPU figure of perch bench (bench/cpu.ts): parsing /proc/<pid>/stat, reading a live process,
 // and the per-request arithmetic.
 import t from 'tap';
-import { cpuPerRequestUs, cpuSecondsOf, parseCpuSeconds, withCpu } from '../../bench/cpu';
+import { cpuPerRequestUs, cpuSecondsOf, parseCpuSeconds, parseStat, withCpu } from '../../bench/cpu';
 
 // Field 2 is the command in parentheses; 14 and 15 are utime and stime, in ticks of 1/100 s.
 const STAT = '4242 (node (perch) x) S 1 4242 4242 0 -1 4194560 1000 0 0 0 1234 56 0 0 20 0 11 0 500 1000000 5000 18446744073709551615';
@@ -9,6 +9,7 @@ const STAT = '4242 (node (perch) x) S 1 4242 4242 0 -1 4194560 1000 0 0 0 1234 5
 t.test('a stat line gives user plus system time in seconds, whatever the command name holds', async (t) => {
   t.equal(parseCpuSeconds(STAT), 12.9, '1,234 + 56 ticks');
   t.equal(parseCpuSeconds('1 (a) R 0 1 1 0 -1 0 0 0 0 0 0 0'), 0, 'a process that has used no CPU yet');
+  t.same(parseStat(STAT), { name: 'node (perch) x', state: 'S', cpuSeconds: 12.9 }, 'with the name and state');
 });
 
 t.test('a line that is not a stat line gives nothing rather than a wrong figure', async (t) => {

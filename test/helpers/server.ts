@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync, rmSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SERVE_NODE_FLAGS } from '../../src/server/node-flags';
+import { parseStat } from '../../bench/cpu';
 
 export const ROOT = join(__dirname, '..', '..', '..');
 export const PERCH = join(ROOT, 'bin', 'perch');
@@ -203,7 +204,7 @@ export class TestServer {
 const START_TIMEOUT_MS = 60_000;
 
 /**
- * Each thread of a process as `name state utime+stime wchan` (from /proc: Linux only, else empty):
+ * Each thread of a process as `name state cpu-seconds wchan` (from /proc: Linux only, else empty):
  * shows whether a start that did not end was running, waiting on a lock, or on the disk.
  */
 function threadStates(pid: number | undefined): string {
@@ -211,16 +212,14 @@ function threadStates(pid: number | undefined): string {
   try {
     return readdirSync(`/proc/${pid}/task`)
       .map((tid) => {
-        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const stat = parseStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
         let wchan = '';
         try {
           wchan = readFileSync(`/proc/${pid}/task/${tid}/wchan`, 'utf8');
         } catch {
           wchan = '?';
         }
-        return `${name} ${fields[0]} ${Number(fields[11]) + Number(fields[12])} ${wchan}`;
+        return stat ? `${stat.name} ${stat.state} ${stat.cpuSeconds}s ${wchan}` : `${tid} ? ${wchan}`;
       })
       .join('; ');
   } catch {
