@@ -36,7 +36,11 @@ export interface Ctx {
   readonly query: string;
   readonly params: string[];
   readonly headers: RequestHeaders;
-  readonly requestId: string;
+  /**
+   * The request's number in its thread: with the thread's index, the id an unexpected error's
+   * answer and log line carry (requestId), made only then.
+   */
+  readonly requestNo: number;
   /** Parsed JSON for `body: 'json'` routes, the raw bytes for `body: 'raw'`. */
   json: unknown;
   raw: Buffer | null;
@@ -109,8 +113,12 @@ export interface RouterHooks {
 let requestCounter = 0;
 const textDecoder = new TextDecoder();
 
+const BEARER = 'Bearer';
 const BEARER_SCHEME = /^\s*Bearer(\s|$)/i;
-const BEARER_KEY = /^\s*Bearer\s+(\S+)\s*$/i;
+const BEARER_KEY = /^\s*Bearer\s+\S+\s*$/i;
+/** The params and extra headers of a route that has none: shared, since nothing writes to them. */
+const NO_PARAMS: string[] = Object.freeze([]) as unknown as string[];
+const NO_EXTRA: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 /**
  * Header names and fixed values as bytes: uWS encodes a string argument to UTF-8 on every call,
@@ -160,8 +168,9 @@ function readHeaders(req: HttpRequest, isGet: boolean): RequestHeaders {
  */
 export function presentedKey(h: Pick<RequestHeaders, 'authorization' | 'apiKey'>): string {
   if (BEARER_SCHEME.test(h.authorization)) {
-    const m = BEARER_KEY.exec(h.authorization);
-    return m ? m[1] : '';
+    // The key is what is left once the blanks around the header, the scheme and the blanks after
+    // it are cut off (test, unlike exec, makes no array of matches).
+    return BEARER_KEY.test(h.authorization) ? h.authorization.trim().slice(BEARER.length).trim() : '';
   }
   return h.apiKey.trim();
 }
@@ -359,25 +368,43 @@ export class Router {
         this.settle(state, 499);
       });
     }
-    setImmediate(() => {
-      if (!state.aborted) this.run(route, res, ctx, state, true);
-    });
+    // One immediate for every request parsed in this turn, run in the order they were parsed.
+    this.parsed.push(route, res, ctx, state);
+    if (this.parsed.length === 4) setImmediate(this.runParsed);
   }
+
+  /** Requests parsed in this turn that wait for the next (runAfterParse): route, res, ctx, state. */
+  private parsed: unknown[] = [];
+
+  private readonly runParsed = (): void => {
+    const parsed = this.parsed;
+    this.parsed = [];
+    for (let i = 0; i < parsed.length; i += 4) {
+      const state = parsed[i + 3] as InFlight;
+      if (!state.aborted) this.run(parsed[i] as Route, parsed[i + 1] as HttpResponse, parsed[i + 2] as Ctx, state, true);
+    }
+  };
 
   private handle(route: Route, paramCount: number, res: HttpResponse, req: HttpRequest, head: boolean): void {
     const started = performance.now();
     const headers = readHeaders(req, route.method === 'GET');
-    const params: string[] = [];
-    for (let i = 0; i < paramCount; i++) params.push(decodeParam(req.getParameter(i) ?? ''));
-    const extra: Record<string, string> = {};
-    if (route.extraHeaders) for (const name of route.extraHeaders) extra[name] = req.getHeader(name);
+    let params = NO_PARAMS;
+    if (paramCount > 0) {
+      params = [];
+      for (let i = 0; i < paramCount; i++) params.push(decodeParam(req.getParameter(i) ?? ''));
+    }
+    let extra = NO_EXTRA;
+    if (route.extraHeaders) {
+      extra = {};
+      for (const name of route.extraHeaders) extra[name] = req.getHeader(name);
+    }
     const ctx: Ctx = {
       method: head ? 'HEAD' : route.method,
       url: req.getUrl(),
       query: req.getQuery() ?? '',
       params,
       headers,
-      requestId: `${this.hooks.threadIndex}-${(++requestCounter).toString(36)}`,
+      requestNo: ++requestCounter,
       json: undefined,
       raw: null,
       principal: null,
@@ -506,7 +533,7 @@ export class Router {
 
   /** The error answer of a route, with the route's errorHeaders for an authenticated caller. */
   private failure(route: Route, ctx: Ctx, err: unknown, state: InFlight): Reply {
-    const reply = errorReply(err, ctx.requestId, { route: state.route });
+    const reply = errorReply(err, `${this.hooks.threadIndex}-${ctx.requestNo.toString(36)}`, { route: state.route });
     if (route.errorHeaders && ctx.principal) {
       let extra: Record<string, string> = {};
       try {

@@ -4,7 +4,7 @@ import t from 'tap';
 import { request as httpRequest } from 'node:http';
 import { z } from 'zod';
 import { loadNativeUws } from '../../src/http/uws';
-import { Router, parseWith, type Route } from '../../src/http/router';
+import { Router, parseWith, presentedKey, type Route } from '../../src/http/router';
 
 const uws = loadNativeUws();
 const observed: string[] = [];
@@ -187,4 +187,16 @@ t.test('asynchronous handlers and metrics observation', async (t) => {
   t.ok(observed.includes('GET /slow 200'));
   t.ok(observed.includes('PUT /items/:id 405'));
   t.ok(observed.includes('GET unmatched 404'));
+});
+
+t.test('the API key presented: a Bearer header (one word after the scheme) wins over X-Api-Key', async (t) => {
+  const key = (authorization: string, apiKey = '') => presentedKey({ authorization, apiKey });
+  t.equal(key('Bearer perch_abc'), 'perch_abc');
+  t.equal(key('  bearer \t perch_abc  '), 'perch_abc', 'any case, blanks around and between');
+  t.equal(key('\u00a0Bearer\u00a0perch_abc\u00a0'), 'perch_abc', 'Unicode blanks count as blanks');
+  t.equal(key('Bearer', 'perch_x'), '', 'the scheme alone: no key, and X-Api-Key is not read');
+  t.equal(key('Bearer perch_a perch_b', 'perch_x'), '', 'two words: no key');
+  t.equal(key('Bearerperch_abc', ' perch_x '), 'perch_x', 'not the Bearer scheme: X-Api-Key, trimmed');
+  t.equal(key('Basic dXNlcjpwYXNz', 'perch_x'), 'perch_x', "another scheme is a proxy's: X-Api-Key");
+  t.equal(key('', ''), '', 'neither header');
 });
