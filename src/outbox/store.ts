@@ -90,29 +90,15 @@ export class OutboxStore {
   }
 
   /**
-   * Appends many events of one type and payload, without a recipient, in as few statements as
-   * possible (rows in order), in the caller's transaction. A statement call and its bindings per
-   * row cost more than the row itself, so only what differs from one event to the next is bound:
-   * the type and payload are part of the statement's text. A bigint post id is stored as its
-   * decimal text (the column's TEXT affinity).
+   * Appends `rows` events of one type and payload, without a recipient, in one statement, in the
+   * caller's transaction: `values` holds each event's actor, post id and time, in order. A
+   * statement call and its bindings per row cost more than the row itself, so only what differs
+   * from one event to the next is bound: the type and payload are part of the statement's text.
+   * Callers keep rows × 3 well under SQLite's 32,766 variables.
    */
-  appendUniform(
-    type: string,
-    payload: string,
-    events: ReadonlyArray<{ actorId: string; postId: bigint | string; createdAt: string }>,
-    rowsPerStatement = 32,
-  ): void {
-    const values: unknown[] = [];
-    for (let from = 0; from < events.length; from += rowsPerStatement) {
-      const rows = Math.min(rowsPerStatement, events.length - from);
-      values.length = 0;
-      for (let i = from; i < from + rows; i++) {
-        const e = events[i];
-        values.push(e.actorId, e.postId, e.createdAt);
-      }
-      this.uniformInsert(type, payload, rows).run(values);
-    }
-    this.appended += events.length;
+  appendUniform(type: string, payload: string, rows: number, values: readonly unknown[]): void {
+    this.uniformInsert(type, payload, rows).run(values);
+    this.appended += rows;
   }
 
   private uniformInsert(type: string, payload: string, rows: number): Statement {

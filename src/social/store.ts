@@ -1,7 +1,8 @@
 // Persistence of the microblog in SQLite: posts, follows and likes, and the microblog's reads of
 // the outbox (its post_created events, before they are filed under their authors or fanned out).
-// Post ids are INTEGER columns bound as bigint and read back as text (CAST), because a 64-bit id
-// does not fit a JavaScript number.
+// Post ids are INTEGER columns bound as bigint (or, for a group of new posts, as their decimal
+// text, which the column's affinity stores as the integer) and read back as text (CAST), because
+// a 64-bit id does not fit a JavaScript number.
 import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
 import { outboxOf, positionSql, type OutboxEvent, type OutboxStore } from '../outbox/store';
@@ -107,6 +108,7 @@ function authorPostIds(before: string, after?: string): string {
 export class SocialStore {
   private readonly s: Record<string, Statement>;
   private readonly multiRowInserts = new Map<number, Statement>();
+  private readonly plainValueArrays = new Map<number, [unknown[], unknown[]]>();
   private readonly outbox: OutboxStore;
 
   constructor(readonly db: Sqlite) {
@@ -187,18 +189,35 @@ export class SocialStore {
    * without a statement call and its bindings per row, which cost more than the row itself.
    * Events follow the order of `posts`.
    */
-  insertPlainPosts(posts: ReadonlyArray<{ id: bigint; authorId: string; text: string; createdAt: string }>): void {
-    const values: unknown[] = [];
+  insertPlainPosts(posts: ReadonlyArray<{ id: string; authorId: string; text: string; createdAt: string }>): void {
     for (let from = 0; from < posts.length; from += MULTI_ROW_INSERT) {
       const rows = Math.min(MULTI_ROW_INSERT, posts.length - from);
-      values.length = 0;
-      for (let i = from; i < from + rows; i++) {
-        const p = posts[i];
-        values.push(p.id, p.authorId, p.text, p.createdAt);
+      const [postValues, eventValues] = this.plainValues(rows);
+      for (let i = 0; i < rows; i++) {
+        const p = posts[from + i];
+        // The id as its decimal text: the INTEGER column stores it as the integer it is, the
+        // event's TEXT column as it is.
+        postValues[i * 4] = p.id;
+        postValues[i * 4 + 1] = p.authorId;
+        postValues[i * 4 + 2] = p.text;
+        postValues[i * 4 + 3] = p.createdAt;
+        eventValues[i * 3] = p.authorId;
+        eventValues[i * 3 + 1] = p.id;
+        eventValues[i * 3 + 2] = p.createdAt;
       }
-      this.multiRow(rows).run(values);
+      this.multiRow(rows).run(postValues);
+      this.outbox.appendUniform('post_created', PLAIN_POST_PAYLOAD, rows, eventValues);
     }
-    this.outbox.appendUniform('post_created', PLAIN_POST_PAYLOAD, posts.map((p) => ({ actorId: p.authorId, postId: p.id, createdAt: p.createdAt })), MULTI_ROW_INSERT);
+  }
+
+  /**
+   * The arrays insertPlainPosts binds for `rows` posts and their events, made once per row count
+   * and filled again for each statement (they are bound before the call returns).
+   */
+  private plainValues(rows: number): [unknown[], unknown[]] {
+    let arrays = this.plainValueArrays.get(rows);
+    if (!arrays) this.plainValueArrays.set(rows, (arrays = [new Array(rows * 4), new Array(rows * 3)]));
+    return arrays;
   }
 
   /** The INSERT of `rows` plain posts, prepared once per row count. */

@@ -52,7 +52,7 @@ export function socialWrites(db: Sqlite) {
       bulk: {
         accepts: (a: CreatePost) => a.mediaIds.length === 0 && a.replyTo === null,
         run(list: CreatePost[]): Post[] {
-          store.insertPlainPosts(list.map((a) => ({ id: BigInt(a.id), authorId: a.authorId, text: a.text, createdAt: a.createdAt })));
+          store.insertPlainPosts(list);
           return list.map(createdPost);
         },
       },

@@ -191,7 +191,7 @@ t.test('runs of plain posts are written together, with the rows and results of o
   };
   const rowsOf = (base: number) => {
     const posts = db
-      .prepare('SELECT id - ? AS k, author_id, text, media_ids, typeof(media_ids) AS media_stored_as, reply_to - ? AS reply, created_at, like_count, reply_count FROM posts WHERE id > ? AND id < ? ORDER BY id')
+      .prepare('SELECT id - ? AS k, typeof(id) AS id_stored_as, author_id, text, media_ids, typeof(media_ids) AS media_stored_as, reply_to - ? AS reply, created_at, like_count, reply_count FROM posts WHERE id > ? AND id < ? ORDER BY id')
       .all(base, base, base, base + 100);
     const events = db
       .prepare('SELECT type, actor_id, recipient_id, CAST(post_id AS INTEGER) - ? AS k, typeof(post_id) AS stored_as, payload, created_at FROM events WHERE CAST(post_id AS INTEGER) > ? AND CAST(post_id AS INTEGER) < ? ORDER BY seq')
@@ -211,5 +211,5 @@ t.test('runs of plain posts are written together, with the rows and results of o
   t.equal(a.events.length, 46, 'a post_created per post, a reply and a like');
   t.same(strip(a), strip(b));
   t.same(a.events[0], { type: 'post_created', actor_id: USER, recipient_id: null, k: 1, stored_as: 'text', payload: '{"reply_to":null}', created_at: now });
-  t.same(a.posts[0], { k: 1, author_id: USER, text: 'post 1', media_ids: '[]', media_stored_as: 'text', reply: null, created_at: now, like_count: 0, reply_count: 1 }, 'post 1 has the reply post 3');
+  t.same(a.posts[0], { k: 1, id_stored_as: 'integer', author_id: USER, text: 'post 1', media_ids: '[]', media_stored_as: 'text', reply: null, created_at: now, like_count: 0, reply_count: 1 }, 'post 1 has the reply post 3');
 });
