@@ -15,11 +15,34 @@ export const TOP = (1n << 63n) - 1n;
 const MAX_TIMESTAMP = 2 ** 41 - 1;
 
 export function composeId(timestampMs: number, nodeId: number, sequence: number): bigint {
+  const t = checkedParts(timestampMs, nodeId, sequence);
+  return (BigInt(t) << 22n) | (BigInt(nodeId) << 12n) | BigInt(sequence);
+}
+
+/** The milliseconds since the epoch of an id's parts, once each part is checked. */
+function checkedParts(timestampMs: number, nodeId: number, sequence: number): number {
   const t = timestampMs - SNOWFLAKE_EPOCH_MS;
   if (!Number.isInteger(t) || t < 0 || t > MAX_TIMESTAMP) throw new RangeError(`timestamp out of range: ${timestampMs}`);
   if (!Number.isInteger(nodeId) || nodeId < 0 || nodeId > MAX_NODE_ID) throw new RangeError(`node id out of range: ${nodeId}`);
   if (!Number.isInteger(sequence) || sequence < 0 || sequence > MAX_SEQUENCE) throw new RangeError(`sequence out of range: ${sequence}`);
-  return (BigInt(t) << 22n) | (BigInt(nodeId) << 12n) | BigInt(sequence);
+  return t;
+}
+
+/**
+ * composeId's id as decimal text, computed with numbers rather than bigints (each bigint step
+ * allocates, and every new post mints one). The id is t * 2^22 + low (low: the node and sequence
+ * bits), up to 63 bits, more than a double holds exactly; with t split at a million, every
+ * partial sum below stays under 2^53.
+ */
+export function composeIdText(timestampMs: number, nodeId: number, sequence: number): string {
+  const t = checkedParts(timestampMs, nodeId, sequence);
+  const tHigh = Math.floor(t / 1e6);
+  // id = tHigh * 2^22 * 10^6 + below; below < 10^6 * 2^22 + 2^22.
+  const below = (t - tHigh * 1e6) * 4194304 + nodeId * 4096 + sequence;
+  const carry = Math.floor(below / 1e6);
+  const high = tHigh * 4194304 + carry;
+  const millionths = below - carry * 1e6;
+  return high === 0 ? String(millionths) : String(high) + String(millionths).padStart(6, '0');
 }
 
 export interface IdParts {
@@ -68,6 +91,17 @@ export class IdGenerator {
   }
 
   nextBigInt(): bigint {
+    this.advance();
+    return composeId(this.lastMs, this.nodeId, this.sequence);
+  }
+
+  next(): string {
+    this.advance();
+    return composeIdText(this.lastMs, this.nodeId, this.sequence);
+  }
+
+  /** Moves to the next id's millisecond and sequence number. */
+  private advance(): void {
     const now = this.clock();
     if (now > this.lastMs) {
       this.lastMs = now;
@@ -78,10 +112,5 @@ export class IdGenerator {
       this.lastMs++;
       this.sequence = 0;
     }
-    return composeId(this.lastMs, this.nodeId, this.sequence);
-  }
-
-  next(): string {
-    return this.nextBigInt().toString();
   }
 }
