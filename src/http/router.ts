@@ -112,6 +112,11 @@ export interface RouterHooks {
 
 let requestCounter = 0;
 const textDecoder = new TextDecoder();
+/**
+ * Decodes a JSON body, which isUtf8 has checked, straight from uWS's ArrayBuffer (no Buffer view).
+ * A byte-order mark is kept, as Buffer's toString keeps it, and JSON.parse refuses it as before.
+ */
+const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
 const BEARER = 'Bearer';
 const BEARER_SCHEME = /^\s*Bearer(\s|$)/i;
@@ -454,7 +459,7 @@ export class Router {
       state.aborted = true;
       this.settle(state, 499);
     });
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] | null = null;
     let size = 0;
     res.onData((chunk, isLast) => {
       if (state.done || state.aborted) return;
@@ -467,21 +472,22 @@ export class Router {
       // uWS reuses the chunk's memory after this callback returns: a chunk that is not the
       // whole body, or a raw body (kept past this callback), is copied. A JSON body that came in
       // one chunk is read in place, since it is parsed before this callback returns.
-      if (!isLast || chunks.length > 0 || !isJson) chunks.push(Buffer.from(new Uint8Array(chunk)));
+      if (!isLast || chunks !== null || !isJson) (chunks ??= []).push(Buffer.from(new Uint8Array(chunk)));
       if (!isLast) return;
-      const raw = chunks.length === 0 ? Buffer.from(chunk) : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+      const body: ArrayBuffer | Buffer = chunks === null ? chunk : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
       try {
         if (isJson) {
           if (size === 0) throw invalidRequest([{ path: '', message: 'a JSON body is required' }], 'A JSON body is required.');
           // JSON is UTF-8; decoding other bytes would silently put U+FFFD into what is stored.
-          if (!isUtf8(raw)) throw invalidRequest([{ path: '', message: 'the body is not valid UTF-8' }], 'The body is not valid UTF-8 JSON.');
+          if (!isUtf8(body)) throw invalidRequest([{ path: '', message: 'the body is not valid UTF-8' }], 'The body is not valid UTF-8 JSON.');
           try {
-            ctx.json = JSON.parse(raw.toString('utf8'));
+            ctx.json = JSON.parse(UTF8.decode(body));
           } catch {
             throw invalidRequest([{ path: '', message: 'the body is not valid JSON' }], 'The body is not valid JSON.');
           }
         } else {
-          ctx.raw = raw;
+          // A raw body is always a copy (above).
+          ctx.raw = body as Buffer;
         }
       } catch (err) {
         res.cork(() => this.finish(res, state, this.failure(route, ctx, err, state)));

@@ -134,6 +134,14 @@ t.test('a JSON body in one chunk or in several reads the same; bytes that are no
   const split = await postInParts('/items', [invalid.subarray(0, 5), invalid.subarray(5)], auth);
   t.equal(split.status, 400);
   t.equal(split.json.message, 'The body is not valid UTF-8 JSON.');
+  // A byte-order mark is not JSON (RFC 8259 lets a parser refuse it): 400, in one chunk or two.
+  const marked = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), short]);
+  const bom = await call('POST', '/items', { body: marked, headers: auth });
+  t.equal(bom.status, 400);
+  t.equal(bom.json.message, 'The body is not valid JSON.');
+  const bomParts = await postInParts('/items', [marked.subarray(0, 2), marked.subarray(2)], auth);
+  t.equal(bomParts.status, 400);
+  t.equal(bomParts.json.message, 'The body is not valid JSON.');
 });
 
 t.test('raw bodies respect their own limit', async (t) => {
