@@ -5,7 +5,7 @@
 // a 64-bit id does not fit a JavaScript number.
 import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
-import { outboxOf, positionSql, type OutboxEvent, type OutboxStore } from '../outbox/store';
+import { outboxOf, positionSql, type OutboxStore } from '../outbox/store';
 
 /** The home-timeline fan-out's position in the outbox (fanout.ts). */
 export const FANOUT_CONSUMER = 'fanout';
@@ -207,6 +207,9 @@ export class SocialStore {
       }
       this.multiRow(rows).run(postValues);
       this.outbox.appendUniform('post_created', PLAIN_POST_PAYLOAD, rows, eventValues);
+      // The arrays outlive the call: they must not keep the posts' texts alive until the next.
+      postValues.fill(undefined);
+      eventValues.fill(undefined);
     }
   }
 
