@@ -7,9 +7,68 @@ import { HttpError, unavailable } from '../http/errors';
 import type { WriteTable, Writes } from './operations';
 import { fromWire, type WireError, type WriteReply, type WriteRequest } from './protocol';
 
-interface Waiting {
-  resolve(value: unknown): void;
-  reject(err: unknown): void;
+/**
+ * The writes waiting for their answers, by number: a ring of slots indexed by the number modulo
+ * its size, from the oldest number still waiting on. Numbers are handed out in order and answered
+ * about in order, so the ring stays about as large as the writes in flight. (A Map of them rebuilt
+ * its hash table as hundreds of writes came and went under load, garbage that often outlived the
+ * young generation.)
+ */
+export class WaitingWrites {
+  private resolves: Array<((value: unknown) => void) | undefined> = new Array(64);
+  private rejects: Array<((err: unknown) => void) | undefined> = new Array(64);
+  /** Every number below this one was answered; it may be waiting. */
+  private oldest = 1;
+  /** The number the next write gets. */
+  private next = 1;
+  /** Writes waiting. */
+  size = 0;
+
+  /** Files a write's settlement; returns its number. */
+  add(resolve: (value: unknown) => void, reject: (err: unknown) => void): number {
+    const n = this.next++;
+    if (n - this.oldest >= this.resolves.length) this.grow();
+    const slot = n & (this.resolves.length - 1);
+    this.resolves[slot] = resolve;
+    this.rejects[slot] = reject;
+    this.size++;
+    return n;
+  }
+
+  /** Settles write `n` (nothing if it is not waiting): resolved with `value`, or rejected with it. */
+  settle(n: number, ok: boolean, value: unknown): void {
+    if (n < this.oldest || n >= this.next) return;
+    const mask = this.resolves.length - 1;
+    const slot = n & mask;
+    const resolve = this.resolves[slot];
+    const reject = this.rejects[slot];
+    if (!resolve || !reject) return;
+    this.resolves[slot] = undefined;
+    this.rejects[slot] = undefined;
+    this.size--;
+    while (this.oldest < this.next && this.resolves[this.oldest & mask] === undefined) this.oldest++;
+    if (ok) resolve(value);
+    else reject(value);
+  }
+
+  /** Rejects every waiting write with `err`, oldest first. */
+  rejectAll(err: unknown): void {
+    for (let n = this.oldest; n < this.next; n++) this.settle(n, false, err);
+  }
+
+  /** Twice the slots, each waiting write moved to its place in them. */
+  private grow(): void {
+    const size = this.resolves.length * 2;
+    const resolves: Array<((value: unknown) => void) | undefined> = new Array(size);
+    const rejects: Array<((err: unknown) => void) | undefined> = new Array(size);
+    const mask = this.resolves.length - 1;
+    for (let n = this.oldest; n < this.next; n++) {
+      resolves[n & (size - 1)] = this.resolves[n & mask];
+      rejects[n & (size - 1)] = this.rejects[n & mask];
+    }
+    this.resolves = resolves;
+    this.rejects = rejects;
+  }
 }
 
 /** How a WriterClient reaches its writer: a MessagePort to the writer's thread, or a call. */
@@ -19,11 +78,10 @@ export interface WriterLink {
 }
 
 export class WriterClient {
-  private seq = 0;
   private queue: unknown[] = [];
   private scheduled = false;
   private closed = false;
-  private readonly waiting = new Map<number, Waiting>();
+  private readonly waiting = new WaitingWrites();
 
   constructor(private readonly link: WriterLink) {}
 
@@ -42,10 +100,8 @@ export class WriterClient {
   /** Runs a named write in the writer's next group transaction; resolves after its commit. */
   run(op: string, args: unknown): Promise<unknown> {
     if (this.closed) return Promise.reject(writerGone());
-    const n = ++this.seq;
     return new Promise((resolve, reject) => {
-      this.waiting.set(n, { resolve, reject });
-      this.queue.push(n, op, args);
+      this.queue.push(this.waiting.add(resolve, reject), op, args);
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(this.send);
@@ -71,11 +127,8 @@ export class WriterClient {
   /** The writer's answers to earlier requests. */
   receive(reply: WriteReply): void {
     for (let i = 0; i < reply.length; i += 3) {
-      const w = this.waiting.get(reply[i] as number);
-      if (!w) continue;
-      this.waiting.delete(reply[i] as number);
-      if (reply[i + 1] === 1) w.resolve(reply[i + 2]);
-      else w.reject(fromWire(reply[i + 2] as WireError));
+      const ok = reply[i + 1] === 1;
+      this.waiting.settle(reply[i] as number, ok, ok ? reply[i + 2] : fromWire(reply[i + 2] as WireError));
     }
   }
 
@@ -83,9 +136,7 @@ export class WriterClient {
   fail(): void {
     if (this.closed) return;
     this.closed = true;
-    const err = writerGone();
-    for (const w of this.waiting.values()) w.reject(err);
-    this.waiting.clear();
+    this.waiting.rejectAll(writerGone());
   }
 
   private readonly send = (): void => {
