@@ -10,9 +10,8 @@
 // post, the sites that allocated most (function and line of the built JavaScript), and one JSON
 // line. The load is bounded, and the server and the inspector listen on 127.0.0.1 only.
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import WebSocket from 'ws';
-import { startServer, tempDataDir } from '../test/helpers/server';
+import { freePort, startServer, tempDataDir } from '../test/helpers/server';
 import { openSqlite } from '../src/store/sqlite';
 import { migrateAll } from '../src/capabilities';
 import { seedAuthorsWithFollowers } from './seed';
@@ -39,18 +38,6 @@ export interface AllocationResult {
   posts: number;
   bytes_per_post: number;
   sites: AllocationSite[];
-}
-
-/** A free TCP port on the loopback interface (free when asked; the inspector takes it next). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** A DevTools protocol session with the process whose inspector listens on `port`. */

@@ -3,6 +3,7 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { SERVE_NODE_FLAGS } from '../../src/server/node-flags';
 import { parseStat } from '../../bench/cpu';
@@ -22,6 +23,18 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     killRunning();
     // With no other listener left, re-raise so the signal's default action still ends us.
     if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  });
+}
+
+/** A port nobody listens on now (the kernel's choice of a free one on the loopback interface). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
   });
 }
 

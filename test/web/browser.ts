@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { startServer, type TestServer } from '../helpers/server';
+import { freePort, startServer, type TestServer } from '../helpers/server';
 
 // The package is ESM-typed with a CommonJS build beside it, which this CommonJS code loads.
 interface ChromiumPackage {
@@ -242,20 +242,6 @@ export async function focusOutline(page: Page): Promise<{ style: string; width: 
     const el = (globalThis as any).document.activeElement;
     const cs = (globalThis as any).getComputedStyle(el);
     return { style: cs.outlineStyle, width: parseFloat(cs.outlineWidth) };
-  });
-}
-
-/** A port nobody listens on now (the kernel's choice of a free one). */
-export function freePort(): Promise<number> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const net = require('node:net') as typeof import('node:net');
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
   });
 }
 
