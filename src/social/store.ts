@@ -77,6 +77,12 @@ const PLAIN_POST_INSERT = 'posts (id, author_id, text, created_at)';
 const PLAIN_ROW = '(?, ?, ?, ?)';
 /** Rows per statement of insertPlainPosts: 4 values each, well under SQLite's 32,766 variables. */
 const MULTI_ROW_INSERT = 32;
+/** A prepared INSERT of some number of plain posts, with the arrays its values are bound from. */
+interface PlainInsert {
+  statement: Statement;
+  postValues: unknown[];
+  eventValues: unknown[];
+}
 /** The payload `event` writes for a post that replies to nothing. */
 const PLAIN_POST_PAYLOAD = JSON.stringify({ reply_to: null });
 
@@ -107,8 +113,8 @@ function authorPostIds(before: string, after?: string): string {
 
 export class SocialStore {
   private readonly s: Record<string, Statement>;
-  private readonly multiRowInserts = new Map<number, Statement>();
-  private readonly plainValueArrays = new Map<number, [unknown[], unknown[]]>();
+  /** insertPlainPosts's statement and value arrays, by row count. */
+  private readonly plainInserts = new Map<number, PlainInsert>();
   private readonly outbox: OutboxStore;
 
   constructor(readonly db: Sqlite) {
@@ -192,7 +198,7 @@ export class SocialStore {
   insertPlainPosts(posts: ReadonlyArray<{ id: string; authorId: string; text: string; createdAt: string }>): void {
     for (let from = 0; from < posts.length; from += MULTI_ROW_INSERT) {
       const rows = Math.min(MULTI_ROW_INSERT, posts.length - from);
-      const [postValues, eventValues] = this.plainValues(rows);
+      const { statement, postValues, eventValues } = this.plainInsert(rows);
       for (let i = 0; i < rows; i++) {
         const p = posts[from + i];
         // The id as its decimal text: the INTEGER column stores it as the integer it is, the
@@ -205,7 +211,7 @@ export class SocialStore {
         eventValues[i * 3 + 1] = p.id;
         eventValues[i * 3 + 2] = p.createdAt;
       }
-      this.multiRow(rows).run(postValues);
+      statement.run(postValues);
       this.outbox.appendUniform('post_created', PLAIN_POST_PAYLOAD, rows, eventValues);
       // The arrays outlive the call: they must not keep the posts' texts alive until the next.
       postValues.fill(undefined);
@@ -214,23 +220,20 @@ export class SocialStore {
   }
 
   /**
-   * The arrays insertPlainPosts binds for `rows` posts and their events, made once per row count
-   * and filled again for each statement (they are bound before the call returns).
+   * The INSERT of `rows` plain posts, and the arrays bound for them and their events: made once
+   * per row count, and filled again for each statement (they are bound before the call returns).
    */
-  private plainValues(rows: number): [unknown[], unknown[]] {
-    let arrays = this.plainValueArrays.get(rows);
-    if (!arrays) this.plainValueArrays.set(rows, (arrays = [new Array(rows * 4), new Array(rows * 3)]));
-    return arrays;
-  }
-
-  /** The INSERT of `rows` plain posts, prepared once per row count. */
-  private multiRow(rows: number): Statement {
-    let statement = this.multiRowInserts.get(rows);
-    if (!statement) {
-      statement = this.db.prepare(`INSERT INTO ${PLAIN_POST_INSERT} VALUES ${Array(rows).fill(PLAIN_ROW).join(', ')}`);
-      this.multiRowInserts.set(rows, statement);
+  private plainInsert(rows: number): PlainInsert {
+    let insert = this.plainInserts.get(rows);
+    if (!insert) {
+      insert = {
+        statement: this.db.prepare(`INSERT INTO ${PLAIN_POST_INSERT} VALUES ${Array(rows).fill(PLAIN_ROW).join(', ')}`),
+        postValues: new Array(rows * 4),
+        eventValues: new Array(rows * 3),
+      };
+      this.plainInserts.set(rows, insert);
     }
-    return statement;
+    return insert;
   }
 
   insertPost(id: bigint, authorId: string, text: string, mediaIds: string[], replyTo: bigint | null, createdAt: string): void {
