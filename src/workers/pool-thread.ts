@@ -10,6 +10,7 @@ import { ThreadPubSub } from '../pubsub/port';
 import { capabilityOfTask, TASK_TABLES } from './task-tables';
 import type { TaskContext, TaskHandler, TaskRequest } from './context';
 import { ThreadMemoryTable } from '../server/thread-memory';
+import { lowerThreadPriority } from './thread-priority';
 
 /** The tasks loaded so far, and a round trip through the pool for checks of the pool itself. */
 const TASKS = new Map<string, TaskHandler>([['ping', () => 'pong']]);
@@ -48,6 +49,12 @@ try {
 } catch {
   // (see above)
 }
+
+// Everything the pool does is background work: from here on it yields the CPU to the HTTP
+// threads (thread-priority.ts, docs/architecture.md). The thread's start (loading the code,
+// opening the stores) ran at the process's priority: after a quiet spell, the first task after
+// a post waits for it, on a busy machine too.
+lowerThreadPriority();
 
 export default async function runTask(request: TaskRequest): Promise<unknown> {
   const handler = handlerOf(String(request.task));
