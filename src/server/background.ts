@@ -1,6 +1,7 @@
 // Background work of the supervisor: periodic jobs (outbox dispatch, queue drains, sweeps) that
-// hand their heavy lifting to the one piscina pool of the app. A job never overlaps itself, and
-// shutdown waits for the running ones and gives each a final run so queues are flushed.
+// hand their heavy lifting to the app's two piscina pools (prompt and background). A job never
+// overlaps itself, and shutdown waits for the running ones and gives each a final run so queues
+// are flushed.
 import { Piscina } from 'piscina';
 import { join } from 'node:path';
 import type { Config } from '../config';
@@ -11,6 +12,7 @@ import type { RunTask } from '../workers/context';
 import type { WriterClient } from '../writer/client';
 import type { Signals } from './signals';
 import { WORKER_RESOURCE_LIMITS } from './heap-limits';
+import { PROMPT_TASKS } from '../workers/task-tables';
 
 export interface BackgroundContext {
   config: Config;
@@ -22,7 +24,7 @@ export interface BackgroundContext {
   newId: () => string;
   /** The supervisor's channel to the writer, for the writes background work makes. */
   writes: WriterClient;
-  /** Runs a named task of a capability's table in the piscina pool. */
+  /** Runs a named task of a capability's table in its piscina pool (prompt or background). */
   runTask: RunTask;
 }
 
@@ -48,26 +50,49 @@ export interface BackgroundJob {
 /** How long a pool thread stays up with nothing to do. */
 export const POOL_IDLE_TIMEOUT_MS = 30_000;
 
-export function createPool(config: Config, dataDir: string, memory: SharedArrayBuffer): Piscina {
+/**
+ * The app's two piscina pools, of the same thread code. The prompt pool runs the tasks someone
+ * waits for within a fraction of a second (workers/task-tables.ts, PROMPT_TASKS: the fan-out,
+ * notification deliveries, the short-code pool's refill) at the process's priority. The
+ * background pool runs every other task (search indexing, click drains, sweeps, counting) on one
+ * thread at a lower CPU priority (workers/thread-priority.ts): on a contended machine it yields to
+ * the request path and to the prompt pool, and catches up when the load eases (docs/architecture.md).
+ */
+export interface TaskPools {
+  prompt: Piscina;
+  background: Piscina;
+}
+
+function createTaskPool(config: Config, dataDir: string, memory: SharedArrayBuffer, maxThreads: number, lowPriority: boolean): Piscina {
   return new Piscina({
     filename: join(__dirname, '..', 'workers', 'pool-thread.js'),
-    workerData: { config, dataDir, memory },
+    workerData: { config, dataDir, memory, lowPriority },
     // Threads start when there is work and end after a quiet spell, so that at rest no pool heap
     // stays resident (docs/memory.md). The price is a thread's start (loading the code, opening
     // the stores) on the first task after the quiet spell: a post's fan-out then reaches followers
-    // that much later; while people are active the thread stays up. Two at most: the machine this
-    // is built for has two cores, and the second starts only when two tasks are due at once.
+    // that much later; while people are active the thread stays up.
     minThreads: 0,
-    maxThreads: 2,
+    maxThreads,
     idleTimeout: POOL_IDLE_TIMEOUT_MS,
     resourceLimits: WORKER_RESOURCE_LIMITS,
     maxQueue: 1000,
   });
 }
 
-/** A RunTask that runs in `pool` (the table only types the call). */
-export function taskRunner(pool: Piscina): RunTask {
-  return ((_table: unknown, task: string, payload?: unknown) => pool.run({ task, payload })) as RunTask;
+export function createPools(config: Config, dataDir: string, memory: SharedArrayBuffer): TaskPools {
+  return {
+    // Two at most: the machine this is built for has two cores, and the second starts only when
+    // two prompt tasks are due at once.
+    prompt: createTaskPool(config, dataDir, memory, 2, false),
+    // One: background work never needs a second core, and at its priority it would rarely get one.
+    background: createTaskPool(config, dataDir, memory, 1, true),
+  };
+}
+
+/** A RunTask that runs each task in its pool (the table only types the call). */
+export function taskRunner(pools: TaskPools): RunTask {
+  return ((_table: unknown, task: string, payload?: unknown) =>
+    (PROMPT_TASKS.has(task) ? pools.prompt : pools.background).run({ task, payload })) as RunTask;
 }
 
 export interface RunningBackground {

@@ -27,7 +27,7 @@ import { clearStaleReaders, openHotStore, tolerateHotStoreCommitFailures, type H
 import { leaseNodeId, liveLeases } from '../store/node-lease';
 import { CAPABILITIES, allMigrations, signalLayout } from '../capabilities';
 import { WriterClient } from '../writer/client';
-import { createPool, startBackground, taskRunner, type BackgroundContext, type BackgroundJob, type RunningBackground } from './background';
+import { createPools, startBackground, taskRunner, type BackgroundContext, type BackgroundJob, type RunningBackground } from './background';
 import { Signals } from './signals';
 import { startHttpServer } from './http-server';
 import { missingServeFlags } from './node-flags';
@@ -147,7 +147,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const httpOnMain = config.server.threads === 1;
   const memoryTable = ThreadMemoryTable.allocate();
   memoryTable.claim(httpOnMain ? 'main' : 'supervisor');
-  const pool = createPool(config, dataDir, memoryTable.buffer);
+  const pools = createPools(config, dataDir, memoryTable.buffer);
   // The supervisor's own channel to the writer: background jobs write through it too.
   const supervisorChannel = new MessageChannel();
   // Raised by the writer once a change that background work waits for is durable.
@@ -159,7 +159,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     hot,
     signals,
     newId: () => lease.ids.next(),
-    runTask: taskRunner(pool),
+    runTask: taskRunner(pools),
     writes: WriterClient.overPort(supervisorChannel.port1),
   };
   let background: RunningBackground | undefined;
@@ -197,7 +197,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
       const alive = new Set<number>([0]);
       for (const t of threads) if (!t.stopped) alive.add(t.worker.threadId);
       if (writer) alive.add(writer.worker.threadId);
-      for (const w of pool.threads) alive.add(w.threadId);
+      for (const w of [...pools.prompt.threads, ...pools.background.threads]) alive.add(w.threadId);
       return alive;
     },
   });
@@ -368,7 +368,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     if (httpOnMain) for (const t of threads) t.worker.postMessage({ type: 'stop-writer' } satisfies ToThread);
     await Promise.all(threads.map((t) => t.exited));
     try {
-      await pool.destroy();
+      await Promise.all([pools.prompt.destroy(), pools.background.destroy()]);
       unregisterServer(hot);
       lease.release();
       sqlite.close();

@@ -1,4 +1,4 @@
-// The piscina task entry point: one pool for the whole app, one file, tasks dispatched by name
+// The piscina task entry point: both pools of the app run this one file, tasks dispatched by name
 // from the capabilities' tables, each loaded when first needed (task-tables.ts). Each pool thread
 // opens its own store handles once (from workerData) and keeps them.
 import { workerData } from 'node:worker_threads';
@@ -50,11 +50,11 @@ try {
   // (see above)
 }
 
-// Everything the pool does is background work: from here on it yields the CPU to the HTTP
-// threads (thread-priority.ts, docs/architecture.md). The thread's start (loading the code,
-// opening the stores) ran at the process's priority: after a quiet spell, the first task after
-// a post waits for it, on a busy machine too.
-lowerThreadPriority();
+// A thread of the background pool yields the CPU to the HTTP threads and the prompt pool from
+// here on (thread-priority.ts, server/background.ts). Its start (loading the code, opening the
+// stores) ran at the process's priority, so a first task after a quiet spell is not kept waiting
+// for it on a busy machine.
+if ((workerData as { lowPriority?: boolean }).lowPriority) lowerThreadPriority();
 
 export default async function runTask(request: TaskRequest): Promise<unknown> {
   const handler = handlerOf(String(request.task));

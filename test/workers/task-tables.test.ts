@@ -2,7 +2,7 @@
 // capability's own table, and every task name must start with its capability's name.
 import t from 'tap';
 import { CAPABILITIES } from '../../src/capabilities';
-import { capabilityOfTask, TASK_TABLES } from '../../src/workers/task-tables';
+import { capabilityOfTask, PROMPT_TASKS, TASK_TABLES } from '../../src/workers/task-tables';
 
 t.test('each capability with pool tasks is listed with its own table', async (t) => {
   const withTasks = CAPABILITIES.filter((c) => c.tasks && Object.keys(c.tasks).length > 0);
@@ -20,4 +20,9 @@ t.test('capabilityOfTask', async (t) => {
   t.equal(capabilityOfTask('search.apply'), 'search');
   t.equal(capabilityOfTask('ping'), '');
   t.equal(capabilityOfTask('constructor'), '');
+});
+
+t.test('every prompt task is a task of its capability', async (t) => {
+  t.same([...PROMPT_TASKS].sort(), ['links.refillPool', 'notifications.deliver', 'social.fanout']);
+  for (const name of PROMPT_TASKS) t.ok(Object.hasOwn(TASK_TABLES[capabilityOfTask(name)](), name), `${name} is in its table`);
 });
