@@ -43,7 +43,7 @@ t.test('/metrics: the heap of every thread by kind, the resident set, and the LM
   t.equal(count('supervisor'), threads === 1 ? 0 : 1, 'the supervisor');
   t.equal(count('http'), threads === 1 ? 0 : threads, 'each HTTP thread of its own');
   t.equal(count('writer'), threads > 1 ? 1 : 0, 'the writer has a thread of its own only beside several HTTP threads');
-  t.ok(count('pool') <= 2, `at most two pool threads (${count('pool')})`);
+  t.ok(count('pool') <= 3, `at most three pool threads, two prompt and one background (${count('pool')})`);
   t.equal(kinds.length, 1 + (threads > 1 ? threads + 1 : 0) + count('pool'), 'no other series');
   for (const [labels, v] of used) {
     t.ok(v > 1 * MIB && v < 2048 * MIB, `heap used ${labels}: ${v}`);
