@@ -12,7 +12,7 @@ import type { RunTask } from '../workers/context';
 import type { WriterClient } from '../writer/client';
 import type { Signals } from './signals';
 import { WORKER_RESOURCE_LIMITS } from './heap-limits';
-import { PROMPT_TASKS } from '../workers/task-tables';
+import { PROMPT_TASKS } from '../workers/prompt-tasks';
 
 export interface BackgroundContext {
   config: Config;
@@ -52,7 +52,7 @@ export const POOL_IDLE_TIMEOUT_MS = 30_000;
 
 /**
  * The app's two piscina pools, of the same thread code. The prompt pool runs the tasks someone
- * waits for within a fraction of a second (workers/task-tables.ts, PROMPT_TASKS: the fan-out,
+ * waits for within a fraction of a second (workers/prompt-tasks.ts, PROMPT_TASKS: the fan-out,
  * notification deliveries, the short-code pool's refill) at the process's priority. The
  * background pool runs every other task (search indexing, click drains, sweeps, counting) on one
  * thread at a lower CPU priority (workers/thread-priority.ts): on a contended machine it yields to

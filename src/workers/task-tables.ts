@@ -18,10 +18,3 @@ export function capabilityOfTask(task: string): string {
   return dot === -1 ? '' : task.slice(0, dot);
 }
 
-/**
- * The tasks someone waits for within a fraction of a second, which run in the prompt pool at the
- * process's priority: a post's fan-out (followers' timelines), a notification's delivery
- * (open sockets), and the refill of the short-code pool (shortens take codes from it). Every other
- * task runs in the background pool, at a lower priority (server/background.ts).
- */
-export const PROMPT_TASKS: ReadonlySet<string> = new Set(['social.fanout', 'notifications.deliver', 'links.refillPool']);

@@ -2,7 +2,8 @@
 // capability's own table, and every task name must start with its capability's name.
 import t from 'tap';
 import { CAPABILITIES } from '../../src/capabilities';
-import { capabilityOfTask, PROMPT_TASKS, TASK_TABLES } from '../../src/workers/task-tables';
+import { capabilityOfTask, TASK_TABLES } from '../../src/workers/task-tables';
+import { PROMPT_TASKS } from '../../src/workers/prompt-tasks';
 
 t.test('each capability with pool tasks is listed with its own table', async (t) => {
   const withTasks = CAPABILITIES.filter((c) => c.tasks && Object.keys(c.tasks).length > 0);
