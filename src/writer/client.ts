@@ -75,6 +75,12 @@ export class WaitingWrites {
 export interface WriterLink {
   send(request: WriteRequest): void;
   close(): void;
+  /**
+   * The writer runs on this thread: the turn's writes are sent once the code that made them has
+   * run (a microtask), not in the next turn of the event loop, which on a busy thread is a burst
+   * of other requests later. A writer on another thread gets one message per turn instead.
+   */
+  sameThread?: boolean;
 }
 
 export class WriterClient {
@@ -104,7 +110,8 @@ export class WriterClient {
       this.queue.push(this.waiting.add(resolve, reject), op, args);
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(this.send);
+        if (this.link.sameThread) queueMicrotask(this.send);
+        else setImmediate(this.send);
       }
     });
   }

@@ -128,8 +128,9 @@ export class Writer {
   }
 
   /**
-   * A client for the writer's own thread. Its writes are committed as soon as it sends them (it
-   * sends once per event-loop turn, with everything of that turn), without waiting a turn more.
+   * A client for the writer's own thread. It sends its writes once the code that made them has
+   * run (a microtask: for the router, every request parsed in the turn), and they are committed as
+   * it sends them, without waiting for the next turn.
    */
   localClient(): WriterClient {
     const client: WriterClient = new WriterClient({
@@ -138,6 +139,7 @@ export class Writer {
         this.flush();
       },
       close: () => {},
+      sameThread: true,
     });
     const deliver: Deliver = (reply) => client.receive(reply);
     return client;

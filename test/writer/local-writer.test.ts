@@ -6,6 +6,7 @@ import { unlinkSync } from 'node:fs';
 import { addUsers, tempStore } from '../helpers/store';
 import { walPath, type Sqlite } from '../../src/store/sqlite';
 import { Writer } from '../../src/writer/writer';
+import { WriterClient } from '../../src/writer/client';
 import { writerSetup } from '../../src/capabilities';
 import { setLogLevel } from '../../src/log';
 
@@ -52,6 +53,37 @@ t.test('writes sent through the local client commit as one group and answer each
   t.match(b, { status: 'rejected', reason: { status: 400, code: 'invalid_request' } });
   t.equal(count(db, 'SELECT COUNT(*) FROM posts'), 1);
   t.same([...stats], [1, 2, 0], 'one group commit carrying two requested writes');
+});
+
+t.test('the local client commits a turn\'s writes once the code that made them has run, not a turn later', async (t) => {
+  const { db, client, stats } = setup(t);
+  const seen: Array<[string, number]> = [];
+  // An immediate queued before the writes: a client that waited for the next turn's immediates
+  // would send after it, and the posts would not be committed when it runs.
+  setImmediate(() => seen.push(['next immediate', count(db, 'SELECT COUNT(*) FROM posts')]));
+  const written = Promise.all([client.run('createPost', post('7101')), client.run('createPost', post('7102'))]);
+  seen.push(['same code', count(db, 'SELECT COUNT(*) FROM posts')]);
+  await written;
+  t.same(seen, [
+    ['same code', 0],
+    ['next immediate', 2],
+  ], 'nothing sent while the code that made the writes runs; both committed before the next immediate');
+  t.same([...stats], [1, 2, 0], 'in one group commit');
+});
+
+t.test('a client of a writer on another thread sends a turn\'s writes in one message, in the next turn', async (t) => {
+  const sent: unknown[][] = [];
+  const order: string[] = [];
+  const client = new WriterClient({ send: (request) => (sent.push(request), order.push('sent')), close: () => {} });
+  setImmediate(() => order.push('immediate queued before'));
+  // Nothing answers over this link: closing the client rejects both writes (503).
+  const unanswered = [client.run('a', 1), client.run('b', 2)].map((p) => p.catch((err: { status?: number }) => err.status));
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(order, ['immediate queued before', 'sent']);
+  t.equal(sent.length, 1, 'one message');
+  t.same([sent[0][1], sent[0][2], sent[0][4], sent[0][5]], ['a', 1, 'b', 2], 'both writes, in order');
+  client.close();
+  t.same(await Promise.all(unanswered), [503, 503]);
 });
 
 t.test('a group waits out another connection holding the write lock, without blocking the thread', async (t) => {
