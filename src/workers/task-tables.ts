@@ -17,4 +17,3 @@ export function capabilityOfTask(task: string): string {
   const dot = task.indexOf('.');
   return dot === -1 ? '' : task.slice(0, dot);
 }
-

@@ -1,8 +1,9 @@
-// Background threads run at a lower CPU priority than the threads that answer requests. On a
-// machine with few cores, a pool thread that is indexing or fanning out holds a core that the HTTP
-// thread (or its load) wants back at every wake-up; at a raised nice value the kernel's scheduler
-// lets the woken HTTP thread run first and gives the pool what the request path leaves. The work
-// is not dropped: it waits for idle CPU, and at rest (no contention) it runs as fast as before.
+// The background pool's thread runs at a lower CPU priority than the threads that answer requests
+// (server/background.ts). On a machine with few cores, a pool thread that is indexing or draining
+// holds a core that the HTTP thread (or its load) wants back at every wake-up; at a raised nice
+// value the kernel's scheduler lets the woken HTTP thread run first and gives the background
+// thread what the request path leaves. The work is not dropped: it waits for idle CPU, and with
+// the cores free it runs as fast as before.
 import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
