@@ -49,7 +49,8 @@ export const links: Capability = {
     // The drain, the detector and the sweep are only handed to the pool when they have something to do: a
     // task every second at rest would keep pool threads alive (and their heaps resident) for
     // nothing (docs/memory.md). Both checks are cheap reads of the supervisor's own handles. The
-    // three share a lane: none of them is urgent enough to start a second pool thread for.
+    // three share a lane: they run in the background pool beside search indexing, and none of
+    // them is urgent enough to queue there beside the others.
     return [
       {
         name: 'links.refillPool',

@@ -40,7 +40,8 @@ export interface BackgroundJob {
   wakeOn?: Int32Array;
   /**
    * Jobs that name the same lane run one after another, never at once: periodic upkeep that can
-   * wait a moment then never makes the pool start its second thread (and keep its heap) for itself.
+   * wait a moment then has at most one task in the background pool at a time, so the work that
+   * shares that pool's one thread (search indexing) waits behind one upkeep task, not several.
    */
   lane?: string;
   /** `final` is true for the run during shutdown, which must leave nothing behind. */
