@@ -70,6 +70,8 @@ async function ok(r: Promise<{ status: number; text: string }>, what: string): P
 }
 
 const rows = (p: Page) => p.$$eval('.notification', (els: any[]) => els.map((e) => ({ id: e.dataset.id, type: e.dataset.type, read: e.classList.contains('read'), text: e.querySelector('.notification-text').textContent.trim().replace(/\s+/g, ' ') })));
+/** Waits until the top row's actors and quoted post have answered their lookups ("someone" and "…" are the pending forms). */
+const topRowSettled = (p: Page) => waitInPage(p, `!/someone|…/.test(document.querySelector('.notification .notification-text')?.textContent ?? 'someone')`);
 const badge = (p: Page) => p.$eval('nav a[data-nav="notifications"]', (a: any) => a.querySelector('.nav-count')?.textContent ?? '');
 
 t.test('the list fills live over /ws: a follow, then a like that a second liker joins', async (t) => {
@@ -131,6 +133,8 @@ t.test('mark one read, then all; a read notification that gains an actor is unre
   const like = before.find((r) => r.type === 'like')!;
   await ok(server.post(`/api/posts/${postId}/like`, { key: dave.key }), 'like');
   await waitInPage(page, `document.querySelector('.notification[data-id="${like.id}"]').classList.contains('unread')`);
+  // The row turns unread with the event; the new actor's handle may follow a moment later.
+  await topRowSettled(page);
   t.equal((await rows(page))[0].text, 'Unread: @dave and 2 others liked your post: “Notes from the allotment: the beans are up.”');
   await waitInPage(page, `document.querySelector('nav a[data-nav="notifications"] .nav-count')?.textContent === '1'`);
   t.pass('counted unread again');
@@ -165,6 +169,7 @@ t.test('when the server restarts, the page reconnects and misses nothing', async
   await waitInPage(page, `document.querySelector('.live-status')?.dataset.state === 'open'`, 30_000);
   t.ok(sockets.urls.length > socketsBefore, 'a new socket');
   await waitInPage(page, `document.querySelector('.notification')?.dataset.type === 'reply'`);
+  await topRowSettled(page);
   t.equal((await rows(page))[0].text, 'Unread: @bob replied to your post: “Notes from the allotment: the beans are up.”');
   const ids = (await rows(page)).map((r) => r.id);
   t.equal(new Set(ids).size, ids.length, 'no notification twice');
