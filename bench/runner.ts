@@ -1,7 +1,7 @@
 // `perch bench`: runs the named scenarios one after another, each on servers of its own, shows
 // progress on stderr, prints each audit and then one table on stdout, and writes every figure to
 // --json. The exit code is 1 when a scenario failed or an audit check did not pass.
-import { cpus, loadavg } from 'node:os';
+import { constants, cpus, loadavg } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { BenchContext, SkipScenario, round3, type BenchOptions, type Row } from './context';
 import { Progress } from './progress';
@@ -22,15 +22,39 @@ function jsonRow(r: Row): Record<string, unknown> {
   return { ...r, rps: n(r.rps, 0), baseline_rps: n(r.baseline_rps, 0), ratio: r.ratio === undefined ? undefined : round3(r.ratio), p50_ms: n(r.p50_ms, 3), p99_ms: n(r.p99_ms, 3) };
 }
 
+/**
+ * Until `stop` is called, a SIGINT or SIGTERM stops the servers and processes of the scenario
+ * running (`current()`), removes its directories, and ends this process with 128 + the signal's
+ * number. Without it the signal ended this process alone, and the baselines and load processes it
+ * had started went on running, with their ports and their CPU (a Ctrl-C reaches them too, a
+ * SIGTERM sent to this process does not).
+ */
+function stopOnSignals(progress: Progress, current: () => BenchContext | null): { stop(): void } {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    progress.line(`  ${signal}: stopping the servers this run started`);
+    const ctx = current();
+    void (ctx ? ctx.cleanup() : Promise.resolve()).finally(() => process.exit(128 + constants.signals[signal]));
+  };
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
+  for (const s of signals) process.on(s, onSignal);
+  return { stop: () => signals.forEach((s) => process.off(s, onSignal)) };
+}
+
 export async function runBench(names: string[], options: RunOptions, out: NodeJS.WritableStream = process.stdout): Promise<number> {
   const progress = new Progress();
   const entries: ScenarioEntry[] = [];
   const json: Array<Record<string, unknown>> = [];
   let failed = false;
+  let running: BenchContext | null = null;
+  const signals = stopOnSignals(progress, () => running);
   for (const name of names) {
     const scenario = scenarioNamed(name)!;
     progress.line(`== ${name}: ${scenario.about}`);
     const ctx = new BenchContext(options, progress);
+    running = ctx;
     const before = loadavg();
     const started = performance.now();
     const entry: ScenarioEntry = { scenario: name, status: 'measured', rows: [], notes: ctx.notes, load_average_before: before, load_average_after: [] };
@@ -54,6 +78,7 @@ export async function runBench(names: string[], options: RunOptions, out: NodeJS
       }
     } finally {
       await ctx.cleanup();
+      running = null;
     }
     entry.load_average_after = loadavg();
     if (entry.audit) {
@@ -90,5 +115,6 @@ export async function runBench(names: string[], options: RunOptions, out: NodeJS
   }
   out.write('\n' + formatTable(entries, { redirect: { rss_mib: PEAK_RSS_GOAL_MIB, anon_mib: PEAK_ANON_GOAL_MIB } }));
   if (options.quick) out.write('(--quick: a check that the tool works; its figures are not measurements)\n');
+  signals.stop();
   return failed ? 1 : 0;
 }

@@ -77,8 +77,8 @@ export function loadGeneratorFlags(execArgv: readonly string[]): string[] {
 function runAgainWith(nodeFlags: readonly string[]): Promise<number> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [...nodeFlags, process.argv[1], ...process.argv.slice(2)], { stdio: 'inherit' });
-    // The child stops its servers and cleans up on its own; this process only passes the signal on
-    // (a Ctrl-C reaches both) and waits.
+    // The child stops its servers and cleans up on its own (bench/runner.ts, stopOnSignals); this
+    // process only passes the signal on (a Ctrl-C reaches both) and waits.
     const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
     process.on('SIGINT', forward('SIGINT'));
     process.on('SIGTERM', forward('SIGTERM'));

@@ -1,7 +1,9 @@
 // perch bench's command line: the list of scenarios with their goals, bad input, and --url against
 // a running server (what it can seed with a key runs, the rest says why it is skipped).
 import t from 'tap';
-import { runCli, startServer } from '../helpers/server';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { PERCH, cleanEnv, runCli, startServer, untraced } from '../helpers/server';
 import { runBench } from '../helpers/bench';
 import { SERVE_NODE_FLAGS } from '../../src/server/node-flags';
 
@@ -51,4 +53,77 @@ t.test("the load generator runs without the server's Node.js flags, even when pe
   const plain = await runBench(['limiter', '--quick'], 120_000);
   t.equal(plain.code, 0);
   t.same(plain.entries[0].settings.load_generator_node_flags, [], 'started without them: run as it is');
+});
+
+/** Every process below `root` now (children, their children, ...): pid and command line. */
+function descendants(root: number): Map<number, string> {
+  const parentOf = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      parentOf.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  const found = new Map<number, string>();
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const [pid, ppid] of parentOf) {
+      if (found.has(pid) || (ppid !== root && !found.has(ppid))) continue;
+      try {
+        found.set(pid, readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' '));
+        grew = true;
+      } catch {
+        // ended meanwhile
+      }
+    }
+  }
+  return found;
+}
+
+/** Whether `pid` still runs the command it ran (a zombie, or a pid given to another, does not). */
+function stillRunning(pid: number, cmdline: string): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return false;
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ') === cmdline;
+  } catch {
+    return false;
+  }
+}
+
+t.test('a SIGTERM stops the run, every server and process it started, and removes their directories', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  // With the serve flags, as the bin/perch shebang starts it: this process runs the bench again
+  // without them and must pass the signal on.
+  const env = cleanEnv();
+  const command = untraced([process.execPath, ...SERVE_NODE_FLAGS, PERCH, 'bench', 'posts', '--quick'], env);
+  const bench = spawn(command[0], command.slice(1), { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  bench.stderr!.on('data', (d: Buffer) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => bench.once('exit', (code) => resolve(code)));
+  t.teardown(() => {
+    if (bench.exitCode === null) bench.kill('SIGKILL');
+  });
+  // Until the baseline and the perch server both run (and the load has started against one).
+  let started = new Map<number, string>();
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    started = descendants(bench.pid!);
+    const commands = [...started.values()];
+    if (commands.some((c) => c.includes('bare-uws.js')) && commands.some((c) => c.includes(' serve ')) && /round 1\/|warm-up/.test(stderr)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const servers = [...started.values()].filter((c) => c.includes('bare-uws.js') || c.includes(' serve '));
+  t.ok(servers.length >= 2, `a baseline and perch were running: ${servers.join(' | ')}`);
+  const dataDirs = [...started.values()].flatMap((c) => c.match(/--data (\S+)/)?.[1] ?? []);
+  t.ok(dataDirs.length >= 1, 'the perch server on a data directory of the run');
+  bench.kill('SIGTERM');
+  t.equal(await exited, 143, `exits with 128 + SIGTERM: ${stderr.slice(-500)}`);
+  t.match(stderr, /SIGTERM: stopping the servers this run started/);
+  const left = [...started].filter(([pid, cmdline]) => stillRunning(pid, cmdline));
+  t.same(left.map(([, c]) => c), [], 'no process of the run left running');
+  t.same(dataDirs.filter((d) => existsSync(d)), [], 'its data directories removed');
 });
