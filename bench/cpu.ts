@@ -11,12 +11,13 @@ import { readFileSync } from 'node:fs';
 const TICKS_PER_SECOND = 100;
 
 /**
- * The command name, state and user plus system time (in seconds) of a process or thread, from
- * the text of /proc/<pid>/stat (or /proc/<pid>/task/<tid>/stat): fields 2, 3, 14 and 15. A
+ * The command name, state, parent pid and user plus system time (in seconds) of a process or
+ * thread, from the text of /proc/<pid>/stat (or /proc/<pid>/task/<tid>/stat): fields 2, 3, 4, 14
+ * and 15. A
  * process's times cover the whole thread group, threads that have ended included. The command
  * name may hold spaces and parentheses, so the other fields are counted after its last ')'.
  */
-export function parseStat(stat: string): { name: string; state: string; cpuSeconds: number } | undefined {
+export function parseStat(stat: string): { name: string; state: string; ppid: number; cpuSeconds: number } | undefined {
   const end = stat.lastIndexOf(')');
   if (end === -1) return undefined;
   const fields = stat.slice(end + 2).split(' ');
@@ -24,7 +25,7 @@ export function parseStat(stat: string): { name: string; state: string; cpuSecon
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   if (!Number.isFinite(utime) || !Number.isFinite(stime)) return undefined;
-  return { name: stat.slice(stat.indexOf('(') + 1, end), state: fields[0], cpuSeconds: (utime + stime) / TICKS_PER_SECOND };
+  return { name: stat.slice(stat.indexOf('(') + 1, end), state: fields[0], ppid: Number(fields[1]), cpuSeconds: (utime + stime) / TICKS_PER_SECOND };
 }
 
 /** The user and system time of a process, in seconds, from the text of its /proc/<pid>/stat. */

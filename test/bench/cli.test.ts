@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { PERCH, cleanEnv, runCli, startServer, untraced } from '../helpers/server';
 import { runBench } from '../helpers/bench';
+import { parseStat } from '../../bench/cpu';
 import { SERVE_NODE_FLAGS } from '../../src/server/node-flags';
 
 t.test('without a scenario it lists every scenario with its goal', async (t) => {
@@ -55,14 +56,19 @@ t.test("the load generator runs without the server's Node.js flags, even when pe
   t.same(plain.entries[0].settings.load_generator_node_flags, [], 'started without them: run as it is');
 });
 
+/** A process's command line, its arguments joined by spaces. */
+function cmdlineOf(pid: number): string {
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+}
+
 /** Every process below `root` now (children, their children, ...): pid and command line. */
 function descendants(root: number): Map<number, string> {
   const parentOf = new Map<number, number>();
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      parentOf.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      const stat = parseStat(readFileSync(`/proc/${name}/stat`, 'utf8'));
+      if (stat) parentOf.set(Number(name), stat.ppid);
     } catch {
       // ended meanwhile
     }
@@ -74,7 +80,7 @@ function descendants(root: number): Map<number, string> {
     for (const [pid, ppid] of parentOf) {
       if (found.has(pid) || (ppid !== root && !found.has(ppid))) continue;
       try {
-        found.set(pid, readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' '));
+        found.set(pid, cmdlineOf(pid));
         grew = true;
       } catch {
         // ended meanwhile
@@ -87,9 +93,8 @@ function descendants(root: number): Map<number, string> {
 /** Whether `pid` still runs the command it ran (a zombie, or a pid given to another, does not). */
 function stillRunning(pid: number, cmdline: string): boolean {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return false;
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ') === cmdline;
+    if (parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.state === 'Z') return false;
+    return cmdlineOf(pid) === cmdline;
   } catch {
     return false;
   }

@@ -9,7 +9,7 @@ const STAT = '4242 (node (perch) x) S 1 4242 4242 0 -1 4194560 1000 0 0 0 1234 5
 t.test('a stat line gives user plus system time in seconds, whatever the command name holds', async (t) => {
   t.equal(parseCpuSeconds(STAT), 12.9, '1,234 + 56 ticks');
   t.equal(parseCpuSeconds('1 (a) R 0 1 1 0 -1 0 0 0 0 0 0 0'), 0, 'a process that has used no CPU yet');
-  t.same(parseStat(STAT), { name: 'node (perch) x', state: 'S', cpuSeconds: 12.9 }, 'with the name and state');
+  t.same(parseStat(STAT), { name: 'node (perch) x', state: 'S', ppid: 1, cpuSeconds: 12.9 }, 'with the name, state and parent');
 });
 
 t.test('a line that is not a stat line gives nothing rather than a wrong figure', async (t) => {
