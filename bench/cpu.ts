@@ -13,9 +13,8 @@ const TICKS_PER_SECOND = 100;
 /**
  * The command name, state, parent pid and user plus system time (in seconds) of a process or
  * thread, from the text of /proc/<pid>/stat (or /proc/<pid>/task/<tid>/stat): fields 2, 3, 4, 14
- * and 15. A
- * process's times cover the whole thread group, threads that have ended included. The command
- * name may hold spaces and parentheses, so the other fields are counted after its last ')'.
+ * and 15. A process's times cover the whole thread group, threads that have ended included. The
+ * command name may hold spaces and parentheses, so the other fields are counted after its last ')'.
  */
 export function parseStat(stat: string): { name: string; state: string; ppid: number; cpuSeconds: number } | undefined {
   const end = stat.lastIndexOf(')');
