@@ -8,6 +8,7 @@ import { Progress } from './progress';
 import { PEAK_ANON_GOAL_MIB, PEAK_RSS_GOAL_MIB } from './redirect';
 import { formatAudit, formatListing, formatTable, type ScenarioEntry } from './report';
 import { SCENARIOS, scenarioNamed } from './scenarios';
+import { SERVE_ENVIRONMENT } from '../src/server/node-flags';
 
 export interface RunOptions extends BenchOptions {
   /** A file to write every figure to, as a JSON array of one object per scenario. */
@@ -102,6 +103,8 @@ export async function runBench(names: string[], options: RunOptions, out: NodeJS
         quick: options.quick,
         // The Node.js flags the load generator ran with (src/cli/bench.ts, loadGeneratorFlags).
         load_generator_node_flags: process.execArgv,
+        // The environment settings of `perch serve` as the load generator has them (null: unset).
+        load_generator_environment: Object.fromEntries(Object.keys(SERVE_ENVIRONMENT).map((name) => [name, process.env[name] ?? null])),
       },
       machine: { cpus: cpus().length, load_average_before: before.map(round3), load_average_after: entry.load_average_after.map(round3) },
       seconds_taken: Number(((performance.now() - started) / 1000).toFixed(1)),

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { constants } from 'node:os';
 import { InvalidArgumentError } from 'commander';
 import { UsageError } from './common';
-import { SERVE_NODE_FLAGS } from '../server/node-flags';
+import { SERVE_ENVIRONMENT, SERVE_NODE_FLAGS } from '../server/node-flags';
 import type { RunOptions } from '../../bench/runner';
 
 export interface BenchFlags {
@@ -73,10 +73,21 @@ export function loadGeneratorFlags(execArgv: readonly string[]): string[] {
   return execArgv.filter((f) => !SERVE_NODE_FLAGS.includes(f));
 }
 
+/**
+ * The environment to run the load generator with: this process's, less the settings the shebang
+ * gives `perch serve` (SERVE_ENVIRONMENT), for the same reason as the flags. The perch servers a
+ * scenario starts get them back (test/helpers/server.ts, startServer), as `npm start` does.
+ */
+export function loadGeneratorEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) if (SERVE_ENVIRONMENT[name] !== value) out[name] = value;
+  return out;
+}
+
 /** Runs this same command again with Node.js flags `nodeFlags`; resolves with its exit code. */
 function runAgainWith(nodeFlags: readonly string[]): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...nodeFlags, process.argv[1], ...process.argv.slice(2)], { stdio: 'inherit' });
+    const child = spawn(process.execPath, [...nodeFlags, process.argv[1], ...process.argv.slice(2)], { stdio: 'inherit', env: loadGeneratorEnvironment(process.env) });
     // The child stops its servers and cleans up on its own (bench/runner.ts, stopOnSignals); this
     // process only passes the signal on (a Ctrl-C reaches both) and waits.
     const forward = (signal: NodeJS.Signals) => () => child.kill(signal);

@@ -30,7 +30,7 @@ import { WriterClient } from '../writer/client';
 import { createPools, startBackground, taskRunner, type BackgroundContext, type BackgroundJob, type RunningBackground } from './background';
 import { Signals } from './signals';
 import { startHttpServer } from './http-server';
-import { missingServeFlags } from './node-flags';
+import { missingServeEnvironment, missingServeFlags } from './node-flags';
 import type { FromWriter, ThreadData, ToSupervisor, ToThread, ToWriter, WriterData, WriterShared } from './messages';
 
 /** How often the supervisor frees LMDB reader slots left by processes that died holding one. */
@@ -420,7 +420,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   background = startBackground([...CAPABILITIES.flatMap((c) => c.jobs?.(bgContext) ?? []), staleReaders], bgContext);
   const url = `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${port}`;
   registerServer(hot, { pid: process.pid, version: VERSION, startedAt: new Date().toISOString(), host: config.server.host, port, publicOrigin: config.server.public_origin, threads: threads.length });
-  const missing = missingServeFlags();
-  if (missing.length > 0) log.info('started without the Node.js flags perch serve is meant to run with: it uses more memory (docs/memory.md)', { missing: missing.join(' ') });
+  const missing = [...missingServeEnvironment(), ...missingServeFlags()];
+  if (missing.length > 0) log.info('started without the settings perch serve is meant to run with: it uses more memory (docs/memory.md)', { missing: missing.join(' ') });
   log.notice('listening', { host: config.server.host, port, threads: threads.length, data: dataDir, url, public_origin: config.server.public_origin, version: VERSION });
 }

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { PERCH, cleanEnv, runCli, startServer, untraced } from '../helpers/server';
 import { runBench } from '../helpers/bench';
 import { parseStat } from '../../bench/cpu';
-import { SERVE_NODE_FLAGS } from '../../src/server/node-flags';
+import { SERVE_ENVIRONMENT, SERVE_NODE_FLAGS } from '../../src/server/node-flags';
 
 t.test('without a scenario it lists every scenario with its goal', async (t) => {
   const r = await runCli(['bench']);
@@ -43,13 +43,14 @@ t.test('--url measures a running server with a key, and skips what it cannot see
   t.match(run.stdout, /fanout\s+skipped: needs an author with 10,000 followers/, 'the table says so too');
 });
 
-t.test("the load generator runs without the server's Node.js flags, even when perch is started with them", async (t) => {
-  // As the bin/perch shebang starts every command, `perch serve`'s heap flags included.
-  const run = await runBench(['limiter', '--quick'], 120_000, [...SERVE_NODE_FLAGS, '--stack-size=2000']);
+t.test("the load generator runs without the server's Node.js flags and environment, even when perch is started with them", async (t) => {
+  // As the bin/perch shebang starts every command, `perch serve`'s heap flags and environment included.
+  const run = await runBench(['limiter', '--quick'], 120_000, [...SERVE_NODE_FLAGS, '--stack-size=2000'], { ...SERVE_ENVIRONMENT });
   t.equal(run.code, 0, `exits 0: ${run.stderr.slice(-2000)}`);
   t.equal(run.entries.length, 1, 'the figures of the run, written by the process that ran it');
   t.equal(run.entries[0].status, 'measured');
   t.same(run.entries[0].settings.load_generator_node_flags, ['--stack-size=2000'], "the serve flags dropped, the others kept");
+  t.same(run.entries[0].settings.load_generator_environment, { MALLOC_ARENA_MAX: null }, "the serve environment dropped");
   t.match(run.stdout, /^limiter\s/m, 'its table on the same stdout');
   const plain = await runBench(['limiter', '--quick'], 120_000);
   t.equal(plain.code, 0);

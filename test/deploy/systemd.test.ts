@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../helpers/server';
-import { SERVE_NODE_FLAGS } from '../../src/server/node-flags';
+import { SERVE_ENVIRONMENT, SERVE_NODE_FLAGS } from '../../src/server/node-flags';
 
 const UNITS = join(ROOT, 'deploy', 'systemd');
 
@@ -54,6 +54,9 @@ t.test('the service unit is hardened and keeps the data directory in its state d
   t.equal(one('CapabilityBoundingSet'), '');
   t.ok(settings.get('Environment')?.includes('PERCH_DATA=%S/perch'), 'the data directory is the state directory');
   t.equal(one('ExecStart'), `/usr/bin/node ${SERVE_NODE_FLAGS.join(' ')} /opt/perch/bin/perch serve`, 'started with the flags perch serve is meant to run with');
+  for (const [name, value] of Object.entries(SERVE_ENVIRONMENT)) {
+    t.ok(settings.get('Environment')?.includes(`${name}=${value}`), `started with ${name}=${value}`);
+  }
   t.notOk(settings.has('MemoryDenyWriteExecute'), 'V8 needs writable executable memory');
   t.match(unit, /^Environment='PERCH_SERVER_TRUSTED_PROXIES=\["127\.0\.0\.1","::1"\]'$/m, 'JSON quoted so systemd leaves its quotes alone');
 });

@@ -13,12 +13,12 @@ export interface BenchRun {
   entries: Array<Record<string, any>>;
 }
 
-/** `perch bench <args> --json <file>`, node started with `nodeFlags`; bounded by `timeoutMs`. */
-export function runBench(args: string[], timeoutMs: number, nodeFlags: readonly string[] = []): Promise<BenchRun> {
+/** `perch bench <args> --json <file>`, node started with `nodeFlags` and `extraEnv`; bounded by `timeoutMs`. */
+export function runBench(args: string[], timeoutMs: number, nodeFlags: readonly string[] = [], extraEnv: NodeJS.ProcessEnv = {}): Promise<BenchRun> {
   const dir = tempDataDir('perch-bench-test-');
   const json = join(dir, 'figures.json');
   return new Promise((resolve) => {
-    const env = cleanEnv();
+    const env = { ...cleanEnv(), ...extraEnv };
     const command = untraced([process.execPath, ...nodeFlags, PERCH, 'bench', ...args, '--json', json], env);
     execFile(command[0], command.slice(1), { env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code: unknown = err ? (err as unknown as { code: unknown }).code : 0;

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync, rmSync } from 'n
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { SERVE_NODE_FLAGS } from '../../src/server/node-flags';
+import { SERVE_ENVIRONMENT, SERVE_NODE_FLAGS } from '../../src/server/node-flags';
 import { parseStat } from '../../bench/cpu';
 
 export const ROOT = join(__dirname, '..', '..', '..');
@@ -257,7 +257,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   }
   // As `npm start` and the service units start it (server/node-flags.ts).
   const node = [process.execPath, ...SERVE_NODE_FLAGS];
-  const env = { ...cleanEnv(), ...opts.env };
+  const env = { ...cleanEnv(), ...SERVE_ENVIRONMENT, ...opts.env };
   const command = untraced(opts.launcher ? [...opts.launcher, ...node, ...args] : [...node, ...args], env);
   const proc = spawn(command[0], command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(proc);
