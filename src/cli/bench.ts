@@ -101,7 +101,8 @@ export async function benchCommand(scenarios: string[], flags: BenchFlags): Prom
   if (scenarios.length > 0) {
     // Before the benchmarks load: the run that measures loads them itself.
     const nodeFlags = loadGeneratorFlags(process.execArgv);
-    if (nodeFlags.length !== process.execArgv.length) process.exit(await runAgainWith(nodeFlags));
+    const envChanged = Object.keys(loadGeneratorEnvironment(process.env)).length !== Object.keys(process.env).length;
+    if (nodeFlags.length !== process.execArgv.length || envChanged) process.exit(await runAgainWith(nodeFlags));
   }
   const runner = loadRunner();
   if (scenarios.length === 0) {

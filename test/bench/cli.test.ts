@@ -55,6 +55,11 @@ t.test("the load generator runs without the server's Node.js flags and environme
   const plain = await runBench(['limiter', '--quick'], 120_000);
   t.equal(plain.code, 0);
   t.same(plain.entries[0].settings.load_generator_node_flags, [], 'started without them: run as it is');
+  t.same(plain.entries[0].settings.load_generator_environment, { MALLOC_ARENA_MAX: null });
+  // The environment alone (`MALLOC_ARENA_MAX=2 node bin/perch bench ...`) is dropped too.
+  const envOnly = await runBench(['limiter', '--quick'], 120_000, [], { ...SERVE_ENVIRONMENT });
+  t.equal(envOnly.code, 0, `exits 0: ${envOnly.stderr.slice(-2000)}`);
+  t.same(envOnly.entries[0].settings.load_generator_environment, { MALLOC_ARENA_MAX: null }, 'the serve environment dropped');
 });
 
 /** A process's command line, its arguments joined by spaces. */
