@@ -84,10 +84,10 @@ export function loadGeneratorEnvironment(env: NodeJS.ProcessEnv): NodeJS.Process
   return out;
 }
 
-/** Runs this same command again with Node.js flags `nodeFlags`; resolves with its exit code. */
-function runAgainWith(nodeFlags: readonly string[]): Promise<number> {
+/** Runs this same command again with Node.js flags `nodeFlags` and environment `env`; resolves with its exit code. */
+function runAgainWith(nodeFlags: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...nodeFlags, process.argv[1], ...process.argv.slice(2)], { stdio: 'inherit', env: loadGeneratorEnvironment(process.env) });
+    const child = spawn(process.execPath, [...nodeFlags, process.argv[1], ...process.argv.slice(2)], { stdio: 'inherit', env });
     // The child stops its servers and cleans up on its own (bench/runner.ts, stopOnSignals); this
     // process only passes the signal on (a Ctrl-C reaches both) and waits.
     const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
@@ -101,8 +101,10 @@ export async function benchCommand(scenarios: string[], flags: BenchFlags): Prom
   if (scenarios.length > 0) {
     // Before the benchmarks load: the run that measures loads them itself.
     const nodeFlags = loadGeneratorFlags(process.execArgv);
-    const envChanged = Object.keys(loadGeneratorEnvironment(process.env)).length !== Object.keys(process.env).length;
-    if (nodeFlags.length !== process.execArgv.length || envChanged) process.exit(await runAgainWith(nodeFlags));
+    const env = loadGeneratorEnvironment(process.env);
+    if (nodeFlags.length !== process.execArgv.length || Object.keys(env).length !== Object.keys(process.env).length) {
+      process.exit(await runAgainWith(nodeFlags, env));
+    }
   }
   const runner = loadRunner();
   if (scenarios.length === 0) {
