@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Test } from 'tap';
 import { freePort, startServer, type TestServer } from '../helpers/server';
 
 // The package is ESM-typed with a CommonJS build beside it, which this CommonJS code loads.
@@ -102,7 +103,11 @@ export interface AppPage {
   page: Page;
   /** Uncaught errors and Content-Security-Policy violations seen by the page. */
   problems: string[];
+  /** The page's last requests, answers, navigations and console lines, for a failed test's output. */
+  recent: string[];
 }
+
+const RECENT_EVENTS = 60;
 
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 360, height: 740, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
@@ -114,9 +119,26 @@ export async function newAppPage(browser: Browser, viewport: { width: number; he
   page.setDefaultNavigationTimeout(STEP_TIMEOUT_MS);
   await page.setViewport(viewport);
   const problems: string[] = [];
-  page.on('pageerror', (err) => problems.push(`page error: ${(err as Error).message ?? String(err)}`));
+  const recent: string[] = [];
+  const opened = Date.now();
+  const record = (event: string) => {
+    recent.push(`+${Date.now() - opened} ms ${event}`);
+    if (recent.length > RECENT_EVENTS) recent.shift();
+  };
+  const where = (url: string) => (url.startsWith('data:') ? 'data:…' : url.replace(/^https?:\/\/[^/]+/, ''));
+  page.on('pageerror', (err) => {
+    problems.push(`page error: ${(err as Error).message ?? String(err)}`);
+    record(`page error: ${(err as Error).message ?? String(err)}`);
+  });
   page.on('console', (msg) => {
     if (msg.type() === 'error' && msg.text().startsWith('csp:')) problems.push(msg.text());
+    record(`console.${msg.type()}: ${msg.text()}`);
+  });
+  page.on('request', (r) => record(`${r.method()} ${where(r.url())}`));
+  page.on('response', (r) => record(`${r.status()} ← ${r.request().method()} ${where(r.url())}`));
+  page.on('requestfailed', (r) => record(`failed: ${r.method()} ${where(r.url())} (${r.failure()?.errorText ?? 'no reason'})`));
+  page.on('framenavigated', (f) => {
+    if (f === page.mainFrame()) record(`at ${where(f.url())}`);
   });
   // Runs before the page's own scripts (and, injected by the browser, is not itself subject to
   // the page's policy): every violation the policy reports becomes a console error.
@@ -126,7 +148,31 @@ export async function newAppPage(browser: Browser, viewport: { width: number; he
       console.error(`csp: ${e.violatedDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`);
     });
   });
-  return { page, problems };
+  return { page, problems, recent };
+}
+
+/**
+ * Prints what the page shows and what it last did when `t` has failed. A browser step that times
+ * out says only what it waited for; this says what was there instead (an error on the screen, a
+ * request that was never answered), which is what a failure on a loaded CI machine needs.
+ */
+export async function reportIfFailed(t: Test, app: AppPage): Promise<void> {
+  if (t.passing() || app.page.isClosed()) return;
+  let shown: string;
+  try {
+    shown = String(await app.page.evaluate('document.body.innerText')).replace(/\s*\n\s*/g, ' | ').slice(0, 1000);
+  } catch (err) {
+    shown = `(not readable: ${(err as Error).message})`;
+  }
+  // On stdout, where the reporter shows what is not TAP (it does not show a test's stderr); every
+  // line starts with "page" so that none can be read as TAP.
+  const lines = [`page of the failed test "${t.name}": ${app.page.url()}`, `page shows: ${shown}`, ...app.recent.map((e) => `page event ${e}`)];
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+/** reportIfFailed when `t` ends; call it after the teardown that closes the page's context. */
+export function reportOnFailure(t: Test, app: AppPage): void {
+  t.teardown(() => reportIfFailed(t, app));
 }
 
 let axeSource: string | null = null;

@@ -12,6 +12,8 @@ import {
   clickText,
   launchBrowser,
   newAppPage,
+  reportIfFailed,
+  reportOnFailure,
   overflowsSideways,
   seriousA11yViolations,
   signIn,
@@ -54,6 +56,7 @@ t.teardown(async () => {
     await server?.close();
   }
 });
+t.afterEach((child) => reportIfFailed(child, tab));
 
 /** The server as it is now (a restart replaces it on the same port and data directory). */
 function current(): TestServer {
@@ -263,6 +266,7 @@ t.test('push notifications: the service worker is registered for the whole origi
 t.test('the phone-width layout', async (t) => {
   const phone = await newAppPage(context as unknown as Browser, PHONE);
   t.teardown(() => phone.page.close());
+  reportOnFailure(t, phone);
   const p = phone.page;
   await p.goto(current().url + '/#/notifications');
   await waitInPage(p, `document.querySelectorAll('.notification').length >= 20`);

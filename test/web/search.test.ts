@@ -9,6 +9,8 @@ import {
   PHONE,
   launchBrowser,
   newAppPage,
+  reportIfFailed,
+  reportOnFailure,
   overflowsSideways,
   seriousA11yViolations,
   signIn,
@@ -69,6 +71,7 @@ t.teardown(async () => {
   await browser?.close();
   await server?.close();
 });
+t.afterEach((child) => reportIfFailed(child, tab));
 
 async function noSeriousViolations(t: Test, p: Page, screen: string): Promise<void> {
   t.same(await seriousA11yViolations(p), [], `${screen}: no serious or critical accessibility violations`);
@@ -166,6 +169,7 @@ t.test('results page in as they scroll', async (t) => {
 t.test('the phone-width layout', async (t) => {
   const phone = await newAppPage(browser, PHONE);
   t.teardown(() => phone.page.close());
+  reportOnFailure(t, phone);
   const p = phone.page;
   await p.goto(server.url + '/#/search?q=caf%C3%A9');
   await waitInPage(p, `document.querySelectorAll('.post-list article').length === 2`);

@@ -12,6 +12,7 @@ import {
   clickText,
   launchBrowser,
   newAppPage,
+  reportIfFailed,
   overflowsSideways,
   seriousA11yViolations,
   signIn,
@@ -42,6 +43,9 @@ t.teardown(async () => {
   await browser?.close();
   await server?.close();
   rmSync(files, { recursive: true, force: true });
+});
+t.afterEach(async (child) => {
+  for (const app of pages) await reportIfFailed(child, app);
 });
 
 let aliceSockets: { urls: string[]; received: string[] } | null = null;
