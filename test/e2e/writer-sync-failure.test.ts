@@ -12,6 +12,7 @@ t.test('a failed log sync answers 503 and stops the server with exit 1', async (
   const server = await startServer();
   t.teardown(() => server.close());
   const author = await server.keygen('author');
+  server.expectExit();
   const exited = new Promise<number | null>((resolve) => server.proc.once('exit', (code) => resolve(code)));
   unlinkSync(join(server.dataDir, 'perch.db-wal'));
 

@@ -144,6 +144,8 @@ export interface Res {
 
 export class TestServer {
   readonly url: string;
+  /** Set by stop() and expectExit(): an exit after it is the test's own doing, not reported. */
+  exitExpected = false;
   constructor(
     readonly proc: ChildProcess,
     readonly port: number,
@@ -198,10 +200,16 @@ export class TestServer {
     return keys[keys.length - 1].key_id;
   }
 
+  /** For a test that makes the server stop by itself (a fatal fault): its exit is not reported. */
+  expectExit(): void {
+    this.exitExpected = true;
+  }
+
   /** Sends a signal and resolves with the exit code. */
   stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
     return new Promise((resolve) => {
       if (this.proc.exitCode !== null || this.proc.signalCode !== null) return resolve(this.proc.exitCode);
+      this.exitExpected = true;
       this.proc.once('exit', (code) => resolve(code));
       this.proc.kill(signal);
     });
@@ -244,6 +252,20 @@ function threadStates(pid: number | undefined): string {
   }
 }
 
+/**
+ * A server that fails on its own while a test uses it leaves the test failing on requests that
+ * are refused, with nothing to say why: this prints the exit, its stderr and its last log lines,
+ * on stdout where the reporter shows them (each line starting with "server", so none reads as TAP).
+ */
+function reportUnexpectedExit(server: TestServer, code: number | null, signal: NodeJS.Signals | null, stderr: string): void {
+  const lines = [
+    `server on port ${server.port} exited by itself (code ${code}, signal ${signal})`,
+    ...stderr.trim().split('\n').filter(Boolean).slice(-20).map((l) => `server stderr: ${l}`),
+    ...server.logs.slice(-20).map((l) => `server log: ${l}`),
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const ownsDir = !opts.dataDir;
   const dataDir = opts.dataDir ?? tempDataDir();
@@ -283,7 +305,11 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
         logs.push(line);
         if (line.includes('"msg":"listening"')) {
           clearTimeout(timer);
-          resolve(new TestServer(proc, JSON.parse(line).port as number, dataDir, logs, ownsDir));
+          const server = new TestServer(proc, JSON.parse(line).port as number, dataDir, logs, ownsDir);
+          proc.once('exit', (code, signal) => {
+            if (!server.exitExpected && code !== 0) reportUnexpectedExit(server, code, signal, stderr);
+          });
+          resolve(server);
         }
       }
     });
