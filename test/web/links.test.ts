@@ -99,6 +99,8 @@ t.test('sign in: a wrong key shows the server\'s 401 message; the right one is k
 
   await clickText(page, 'button', 'Sign out');
   await page.waitForSelector('#api-key');
+  // Moved as the screen is drawn, not a frame later: what is typed into the form at once stays there.
+  t.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.tagName), 'H1', 'the new screen\'s heading has the focus as soon as it is there');
   t.equal(await page.evaluate(() => (globalThis as any).localStorage.getItem('perch.api_key')), null, 'signing out forgets the key');
   await signIn(page, alice.key);
   await page.waitForSelector('nav[aria-label="Main"]');

@@ -1,7 +1,7 @@
 // The application shell: landmarks, navigation, the route table and the live region.
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { describeError } from './api';
 import { LiveRegion, ScreenTitle, announce } from './components';
 import { features, probeFeatures, type Features } from './features';
@@ -132,7 +132,10 @@ export function App() {
     document.title = `${signedIn && unread ? `(${unread}) ` : ''}${title} · perch`;
   }, [title, unread, signedIn]);
 
-  useEffect(() => {
+  // A layout effect, run in the same task as the render: a plain effect waits for the next frame,
+  // and a key typed into the new screen in between (its first field) would lose the rest of what
+  // is typed to the heading.
+  useLayoutEffect(() => {
     if (starting) return;
     // Moving to another screen moves focus to its heading, so a screen reader starts there.
     if (firstRender.current) {
