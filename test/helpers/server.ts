@@ -12,13 +12,15 @@ export const ROOT = join(__dirname, '..', '..', '..');
 export const PERCH = join(ROOT, 'bin', 'perch');
 
 // Servers still running when the test process ends (a timed-out test, a crash) are killed with
-// it, so no server outlives its test run.
+// it, so no server outlives its test run. A test file that runs past tap's timeout gets SIGALRM,
+// whose default action ends the process without an 'exit' event: servers left then would load
+// the machine for the rest of the suite.
 const running = new Set<ChildProcess>();
 function killRunning(): void {
   for (const child of running) child.kill('SIGKILL');
 }
 process.once('exit', killRunning);
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGALRM'] as const) {
   process.once(signal, () => {
     killRunning();
     // With no other listener left, re-raise so the signal's default action still ends us.

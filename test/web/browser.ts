@@ -90,13 +90,20 @@ const EXTRA = ['--lang=en-US', '--no-sandbox', '--disable-background-networking'
 export async function launchBrowser(): Promise<Browser> {
   const executablePath = await chromiumPath();
   const args = [...chromium.args.filter((a) => !DROPPED.has(a)), ...EXTRA];
-  return puppeteer.launch({
+  const browser = await puppeteer.launch({
     executablePath,
     args: [...new Set(args)],
     headless: 'shell',
     protocolTimeout: 60_000,
     env: { ...process.env, LANG: 'en_US.UTF-8', TZ: process.env.TZ ?? 'UTC' },
   });
+  // puppeteer closes the browser when the test process exits or gets SIGTERM, SIGINT or SIGHUP,
+  // but not on the SIGALRM that tap sends a test file past its timeout, which ends the process
+  // without an 'exit' event and would leave the browser running for the rest of the suite.
+  const kill = () => browser.process()?.kill('SIGKILL');
+  process.once('SIGALRM', kill);
+  browser.once('disconnected', () => process.off('SIGALRM', kill));
+  return browser;
 }
 
 export interface AppPage {
