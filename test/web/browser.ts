@@ -129,7 +129,8 @@ export async function newAppPage(browser: Browser, viewport: { width: number; he
   const recent: string[] = [];
   const opened = Date.now();
   const record = (event: string) => {
-    recent.push(`+${Date.now() - opened} ms ${event}`);
+    // One line each, so that no line of a console message can read as TAP when printed.
+    recent.push(`+${Date.now() - opened} ms ${event.replace(/\s*\n\s*/g, ' ')}`);
     if (recent.length > RECENT_EVENTS) recent.shift();
   };
   const where = (url: string) => (url.startsWith('data:') ? 'data:…' : url.replace(/^https?:\/\/[^/]+/, ''));
