@@ -11,11 +11,18 @@ import { parseStat } from '../../bench/cpu';
 export const ROOT = join(__dirname, '..', '..', '..');
 export const PERCH = join(ROOT, 'bin', 'perch');
 
-// Servers still running when the test process ends (a timed-out test, a crash) are killed with
-// it, so no server outlives its test run. A test file that runs past tap's timeout gets SIGALRM,
-// whose default action ends the process without an 'exit' event: servers left then would load
-// the machine for the rest of the suite.
+// Servers (and browsers: web/browser.ts) still running when the test process ends (a timed-out
+// test, a crash) are killed with it, so none outlives its test run. A test file that runs past
+// tap's timeout gets SIGALRM, whose default action ends the process without an 'exit' event:
+// processes left then would load the machine for the rest of the suite.
 const running = new Set<ChildProcess>();
+
+/** Kills `child` when the test process ends, however it ends, unless it has exited before. */
+export function endWithTestProcess(child: ChildProcess): void {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+}
+
 function killRunning(): void {
   for (const child of running) child.kill('SIGKILL');
 }
@@ -284,8 +291,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   const env = { ...cleanEnv(), ...SERVE_ENVIRONMENT, ...opts.env };
   const command = untraced(opts.launcher ? [...opts.launcher, ...node, ...args] : [...node, ...args], env);
   const proc = spawn(command[0], command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(proc);
-  proc.once('exit', () => running.delete(proc));
+  endWithTestProcess(proc);
   const logs: string[] = [];
   return new Promise((resolve, reject) => {
     let buffered = '';

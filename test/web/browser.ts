@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import type { Test } from 'tap';
-import { freePort, startServer, type TestServer } from '../helpers/server';
+import { endWithTestProcess, freePort, startServer, type TestServer } from '../helpers/server';
 
 // The package is ESM-typed with a CommonJS build beside it, which this CommonJS code loads.
 interface ChromiumPackage {
@@ -98,11 +98,9 @@ export async function launchBrowser(): Promise<Browser> {
     env: { ...process.env, LANG: 'en_US.UTF-8', TZ: process.env.TZ ?? 'UTC' },
   });
   // puppeteer closes the browser when the test process exits or gets SIGTERM, SIGINT or SIGHUP,
-  // but not on the SIGALRM that tap sends a test file past its timeout, which ends the process
-  // without an 'exit' event and would leave the browser running for the rest of the suite.
-  const kill = () => browser.process()?.kill('SIGKILL');
-  process.once('SIGALRM', kill);
-  browser.once('disconnected', () => process.off('SIGALRM', kill));
+  // but not on the SIGALRM that tap sends a test file past its timeout: the servers' helper does.
+  const child = browser.process();
+  if (child) endWithTestProcess(child);
   return browser;
 }
 
