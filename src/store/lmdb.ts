@@ -9,6 +9,7 @@
 // `repair` also reads the whole environment in a child process first, where such a crash costs
 // only the child; a damaged environment is then moved aside and an empty one started in its
 // place (docs/architecture.md, "A damaged hot store").
+import Database from 'better-sqlite3';
 import { open, type Database as LmdbDatabase, type RootDatabase } from 'lmdb';
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, openSync, readSync, renameSync } from 'node:fs';
@@ -62,6 +63,19 @@ export class HotStoreDamagedError extends Error {}
 export function lmdbPath(dataDir: string): string {
   return join(dataDir, 'lmdb');
 }
+
+/**
+ * The file whose lock serialises opening the environment between processes (openHotStore). It
+ * sits beside the environment, not in it: a repair renames the environment's directory while
+ * holding the lock.
+ */
+export const OPEN_LOCK_FILE = 'lmdb-open.lock';
+
+/**
+ * How long an open waits for another process's open to finish: longer than a probe may take
+ * (PROBE_TIMEOUT_MS), so that only a process that hangs while opening makes others give up.
+ */
+const OPEN_LOCK_WAIT_MS = 150_000;
 
 /**
  * The map is reserved once at its full size (address space only: the file grows as pages are
@@ -125,6 +139,9 @@ export function headerProblem(path: string): string | null {
   }
 }
 
+/** How long the probe may read before it counts as having told nothing. */
+const PROBE_TIMEOUT_MS = 120_000;
+
 /** How the probe (lmdb-probe.ts) starts the line that reports damage, before it exits. */
 export const PROBE_DAMAGE_LINE = 'damaged: ';
 
@@ -136,7 +153,7 @@ export const PROBE_DAMAGE_LINE = 'damaged: ';
  * corrupt the child's heap so that even its exit fails and changes the code.
  */
 function probeProblem(path: string): string | null {
-  const r = spawnSync(process.execPath, [join(__dirname, 'lmdb-probe.js'), path], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [join(__dirname, 'lmdb-probe.js'), path], { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS });
   const reported = (r.stdout ?? '').split('\n').find((l) => l.startsWith(PROBE_DAMAGE_LINE));
   if (reported) return reported.slice(PROBE_DAMAGE_LINE.length) || 'reading it failed';
   if (r.signal && DAMAGE_SIGNALS.has(r.signal)) return `reading it killed a process with ${r.signal}`;
@@ -213,18 +230,40 @@ function openChecked(path: string, repair: boolean): { root: RootDatabase } | { 
   }
 }
 
+/**
+ * Runs `fn` while this process holds the data directory's open lock, waiting for another
+ * process's open to finish first. Two processes opening the environment at the same moment (a
+ * server starting while `perch keygen` runs, say) made LMDB fail a transaction of one of them now
+ * and then (`MDB_PROBLEM`, or lmdb-js's "No transaction to renew"), and a probe that met such a
+ * failure took a healthy environment for a damaged one and moved it aside from under the others;
+ * one open at a time, neither was seen again (docs/architecture.md, "A damaged hot store"). The
+ * lock is SQLite's, on a file of its own: the kernel drops it when its process ends however it
+ * ends, so a crashed opener never leaves it held, and Node.js has no file lock of its own.
+ */
+function underOpenLock<T>(dataDir: string, fn: () => T): T {
+  const lock = new Database(join(dataDir, OPEN_LOCK_FILE), { timeout: OPEN_LOCK_WAIT_MS });
+  try {
+    try {
+      lock.exec('BEGIN EXCLUSIVE');
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY') throw err;
+      throw new Error(`another process has been opening the hot store in ${dataDir} for ${OPEN_LOCK_WAIT_MS / 1000} s; is it stuck?`);
+    }
+    try {
+      return fn();
+    } finally {
+      lock.exec('COMMIT');
+    }
+  } finally {
+    lock.close();
+  }
+}
+
 export function openHotStore(dataDir: string, options: OpenHotStoreOptions = {}): HotStore {
   const path = lmdbPath(dataDir);
   const repair = options.repair ?? false;
-  let opened = openChecked(path, repair);
-  let repaired: Repair | undefined;
-  if ('problem' in opened) {
-    if (!repair) throw new HotStoreDamagedError(`the hot store in ${path} is damaged (${opened.problem}); perch serve replaces it`);
-    repaired = { reason: opened.problem, movedTo: moveAside(path) };
-    opened = { root: openRoot(path) };
-  }
-  const root = opened.root;
   const cache = new Map<string, LmdbDb<any, any>>();
+  let root!: RootDatabase;
   function db<V, K extends import('lmdb').Key>(name: string, dbOptions: { encoding?: 'msgpack' | 'binary' } = {}): LmdbDb<V, K> {
     let d = cache.get(name);
     if (!d) {
@@ -233,13 +272,22 @@ export function openHotStore(dataDir: string, options: OpenHotStoreOptions = {})
     }
     return d as LmdbDb<V, K>;
   }
-  const state = db<string, string>(STATE_DB);
-  if (repaired) {
+  const { state, repaired } = underOpenLock(dataDir, () => {
+    let opened = openChecked(path, repair);
+    let repaired: Repair | undefined;
+    if ('problem' in opened) {
+      if (!repair) throw new HotStoreDamagedError(`the hot store in ${path} is damaged (${opened.problem}); perch serve replaces it`);
+      repaired = { reason: opened.problem, movedTo: moveAside(path) };
+      opened = { root: openRoot(path) };
+    }
+    root = opened.root;
+    const state = db<string, string>(STATE_DB);
     // Recorded before anything else is written, so that a command that repairs leaves the
     // rebuild to the next server start.
-    state.putSync(REBUILD_PENDING, repaired.movedTo);
-    options.onRepaired?.(repaired);
-  }
+    if (repaired) state.putSync(REBUILD_PENDING, repaired.movedTo);
+    return { state, repaired };
+  });
+  if (repaired) options.onRepaired?.(repaired);
   return {
     root,
     leases: db<NodeLease, number>('node_leases'),

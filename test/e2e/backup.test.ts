@@ -123,7 +123,7 @@ t.test('a backup under writes has everything acknowledged before it started; the
   t.equal(r.code, 0, r.stderr);
   t.equal(r.stdout.split('\n')[0], `data directory ${restoredDir} (new)`);
   t.match(r.stdout, new RegExp(`^restored from\\s+${target}$`, 'm'));
-  t.same(readdirSync(restoredDir).sort(), ['lmdb', 'media', 'perch.db']);
+  t.same(readdirSync(restoredDir).sort(), ['lmdb', 'lmdb-open.lock', 'media', 'perch.db']);
   const restored = await startServer({ dataDir: restoredDir, config });
   t.teardown(() => restored.close());
 
@@ -248,7 +248,7 @@ t.test('refusals: nothing is touched', async (t) => {
   const into = dir();
   const ok = await runCli(['restore', empty, '--data', into]);
   t.equal(ok.code, 0, `into an empty directory: ${ok.stderr}`);
-  t.same(readdirSync(into).sort(), ['lmdb', 'perch.db']);
+  t.same(readdirSync(into).sort(), ['lmdb', 'lmdb-open.lock', 'perch.db']);
   t.equal(JSON.parse((await runCli(['keys', 'list', '--json', '--data', into])).stdout).length, 1);
 });
 

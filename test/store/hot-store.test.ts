@@ -1,12 +1,15 @@
 // openHotStore on a damaged LMDB environment: without repair it refuses with a clear error and
 // touches nothing; with repair it moves the environment aside, starts an empty one and records
-// that a rebuild is pending until markRebuilt. And the flag mirror rebuilt from SQLite.
+// that a rebuild is pending until markRebuilt. Opens of several processes take turns, and a
+// process killed during its turn does not hold up the next. And the flag mirror rebuilt from
+// SQLite.
 import t from 'tap';
+import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDataDir } from '../helpers/server';
 import { tempStore, addUsers } from '../helpers/store';
-import { HotStoreDamagedError, openHotStore, type Repair } from '../../src/store/lmdb';
+import { HotStoreDamagedError, OPEN_LOCK_FILE, openHotStore, type Repair } from '../../src/store/lmdb';
 import { openFlagMirror, rebuildFlagMirror } from '../../src/links/anomaly';
 import { LinkStore } from '../../src/links/store';
 
@@ -37,7 +40,7 @@ t.test('a healthy store opens as it is, with or without repair', async (t) => {
   t.equal(hot.recovered, false);
   t.same(repairs, []);
   await hot.close();
-  t.same(readdirSync(dir), ['lmdb']);
+  t.same(readdirSync(dir).sort(), ['lmdb', OPEN_LOCK_FILE]);
 });
 
 t.test('without repair, a damaged header is an error naming it, and nothing is touched', async (t) => {
@@ -45,7 +48,7 @@ t.test('without repair, a damaged header is an error naming it, and nothing is t
   await seeded(dir);
   zeroHeader(dir);
   t.throws(() => openHotStore(dir), new HotStoreDamagedError(`the hot store in ${join(dir, 'lmdb')} is damaged (page 0 is not a meta page); perch serve replaces it`));
-  t.same(readdirSync(dir), ['lmdb']);
+  t.same(readdirSync(dir).sort(), ['lmdb', OPEN_LOCK_FILE]);
 });
 
 t.test('with repair, a damaged store is moved aside once, and the rebuild stays pending until done', async (t) => {
@@ -72,6 +75,57 @@ t.test('with repair, a damaged store is moved aside once, and the rebuild stays 
   const last = openHotStore(dir);
   t.equal(last.recovered, false);
   await last.close();
+});
+
+/**
+ * Another process that takes the data directory's open lock (as an open does), says `held` on
+ * stdout, and after `holdMs` writes `marker` and lets go; with no `holdMs` it holds until killed.
+ */
+function lockHolder(dir: string, marker: string, holdMs?: number) {
+  const script = `
+    const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))});
+    const lock = new Database(${JSON.stringify(join(dir, OPEN_LOCK_FILE))});
+    lock.exec('BEGIN EXCLUSIVE');
+    process.stdout.write('held\\n');
+    const hold = ${holdMs === undefined ? 'null' : holdMs};
+    if (hold === null) setInterval(() => {}, 1000);
+    else setTimeout(() => {
+      require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'let go');
+      lock.exec('COMMIT');
+    }, hold);`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const held = new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`the lock holder exited with ${code} before holding`)));
+  });
+  return { child, held };
+}
+
+t.test("an open waits for another process's open to finish", async (t) => {
+  const dir = dataDir(t);
+  await seeded(dir);
+  const marker = join(dir, 'let-go');
+  const holder = lockHolder(dir, marker, 300);
+  await holder.held;
+  const hot = openHotStore(dir, { repair: true });
+  t.ok(existsSync(marker), 'it opened only once the other process had let go');
+  t.equal(hot.db<string, string>('things').get('kept'), 'yes');
+  await hot.close();
+  await new Promise((resolve) => holder.child.once('exit', resolve));
+});
+
+t.test('a process killed during its open does not hold up the next one', async (t) => {
+  const dir = dataDir(t);
+  await seeded(dir);
+  const holder = lockHolder(dir, join(dir, 'never'));
+  await holder.held;
+  const exited = new Promise((resolve) => holder.child.once('exit', resolve));
+  holder.child.kill('SIGKILL');
+  await exited;
+  const hot = openHotStore(dir, { repair: true });
+  t.equal(hot.db<string, string>('things').get('kept'), 'yes', 'opened at once: the lock ended with its process');
+  t.notOk(existsSync(join(dir, 'never')));
+  await hot.close();
 });
 
 t.test('rebuildFlagMirror puts back every active flag, and only those', async (t) => {
