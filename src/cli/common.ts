@@ -91,10 +91,20 @@ export function userNamed(accounts: AccountStore, ref: string): User | undefined
 /** A bad value noticed by a command itself (not by commander's parser): exit 2 like a bad flag. */
 export class UsageError extends Error {}
 
+/**
+ * SQLite's code for one of its errors, as ` (SQLITE_BUSY_SNAPSHOT)`: its message alone ("database
+ * is locked") names none of the several ways a lock can be refused, which a rare failure then
+ * cannot be told apart by. Empty for other errors.
+ */
+function sqliteCode(err: unknown, message: string): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_') && !message.includes(code) ? ` (${code})` : '';
+}
+
 /** Exit codes: 2 for a bad flag, value or configuration; 1 for anything that failed at run time. */
 export function fail(err: unknown): never {
   const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`perch: ${message.split('\n')[0]}\n`);
+  process.stderr.write(`perch: ${message.split('\n')[0]}${sqliteCode(err, message)}\n`);
   process.exit(err instanceof ConfigError || err instanceof UsageError ? 2 : 1);
 }
 

@@ -91,6 +91,18 @@ t.test('refuses an unusable data dir, with one line', async (t) => {
   t.match(r.stderr.trim(), /^perch: data directory .*a-file is not usable: E[A-Z]+$/);
 });
 
+t.test("a command that SQLite fails names SQLite's code, with one line", async (t) => {
+  const d = dir();
+  const garbage = Buffer.alloc(8192);
+  for (let i = 0; i < garbage.length; i++) garbage[i] = (i * 7919 + 13) % 251;
+  writeFileSync(join(d, 'perch.db'), garbage);
+  for (const args of [['status'], ['keygen', '--user', 'alice']]) {
+    const r = await runCli([...args, '--data', d]);
+    t.equal(r.code, 1, `${args[0]} exits 1`);
+    t.equal(r.stderr, 'perch: file is not a database (SQLITE_NOTADB)\n', `${args[0]} says what SQLite said, and its code`);
+  }
+});
+
 t.test('refuses to run on the uWS JavaScript fallback', async (t) => {
   const r = await runCli(['serve', '--port', '0', '--data', dir()], { UWS_USE_FALLBACK: '1' });
   t.equal(r.code, 1);
