@@ -16,6 +16,7 @@ import { closeSync, existsSync, fstatSync, openSync, readSync, renameSync } from
 import { join } from 'node:path';
 import { LMDB_HEADER_READ_BYTES, lmdbHeaderProblem } from '../core/lmdb-header';
 import { log } from '../log';
+import { isBusy } from './sqlite';
 
 export type LmdbDb<V = unknown, K extends import('lmdb').Key = import('lmdb').Key> = LmdbDatabase<V, K>;
 
@@ -246,7 +247,7 @@ function underOpenLock<T>(dataDir: string, fn: () => T): T {
     try {
       lock.exec('BEGIN EXCLUSIVE');
     } catch (err) {
-      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY') throw err;
+      if (!isBusy(err)) throw err;
       throw new Error(`another process has been opening the hot store in ${dataDir} for ${OPEN_LOCK_WAIT_MS / 1000} s; is it stuck?`);
     }
     try {

@@ -25,6 +25,14 @@ export function openSqlite(dataDir: string, opts: { readonly?: boolean } = {}): 
   return db;
 }
 
+/**
+ * SQLite's answer when another connection holds the lock asked for, after the connection's busy
+ * timeout (none for the writer's, a long one for the hot store's open lock).
+ */
+export function isBusy(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'SQLITE_BUSY';
+}
+
 /** Whether the database answers a query that reads it (readiness, GET /readyz). */
 export function answersQuery(db: Sqlite): boolean {
   try {

@@ -4,7 +4,7 @@
 // error while the others commit. While a sync runs new writes queue up (the writer commits them
 // when it ends), so groups grow with load.
 import type { Transaction } from 'better-sqlite3';
-import type { Sqlite } from '../store/sqlite';
+import { isBusy, type Sqlite } from '../store/sqlite';
 import type { WriteExecutor } from './operations';
 import type { Outcome } from './protocol';
 
@@ -103,9 +103,4 @@ export class GroupCommit {
       return ops.map(() => ({ ok: false, error }));
     }
   }
-}
-
-/** SQLite's answer when another connection holds the write lock (with no busy timeout to wait). */
-export function isBusy(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === 'SQLITE_BUSY';
 }

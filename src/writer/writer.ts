@@ -14,11 +14,11 @@
 // threads costs a wake-up each way, which on a small machine is a large part of a write's cost.
 import type { MessagePort } from 'node:worker_threads';
 import { log, errorFields } from '../log';
-import { openSqlite, walPath, type Sqlite } from '../store/sqlite';
+import { isBusy, openSqlite, walPath, type Sqlite } from '../store/sqlite';
 import { HttpError, diskFull, isDiskFull, unavailable } from '../http/errors';
 import { WalSync } from './wal-sync';
 import { writeExecutor, type WriteSet } from './operations';
-import { GroupCommit, isBusy } from './group-commit';
+import { GroupCommit } from './group-commit';
 import { WriterClient } from './client';
 import { toWire, type Outcome, type WriteReply, type WriteRequest } from './protocol';
 
