@@ -7,7 +7,7 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDataDir } from '../helpers/server';
+import { endWithTestProcess, tempDataDir } from '../helpers/server';
 import { tempStore, addUsers } from '../helpers/store';
 import { HotStoreDamagedError, OPEN_LOCK_FILE, openHotStore, type Repair } from '../../src/store/lmdb';
 import { openFlagMirror, rebuildFlagMirror } from '../../src/links/anomaly';
@@ -94,6 +94,8 @@ function lockHolder(dir: string, marker: string, holdMs?: number) {
       lock.exec('COMMIT');
     }, hold);`;
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // A holder with no holdMs never ends by itself: it ends with this file's process if a test fails.
+  endWithTestProcess(child);
   const held = new Promise<void>((resolve, reject) => {
     child.stdout.once('data', () => resolve());
     child.once('exit', (code) => reject(new Error(`the lock holder exited with ${code} before holding`)));
