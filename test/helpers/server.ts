@@ -1,6 +1,6 @@
 // Boots the real server (`bin/perch serve`) on an ephemeral port with a temporary data directory,
 // and talks to it over HTTP. Every e2e test goes through here.
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { spawn, execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
@@ -262,6 +262,26 @@ function threadStates(pid: number | undefined): string {
 }
 
 /**
+ * Each thread's native stack, from gdb where it is installed (else empty): a start stuck in native
+ * code shows in /proc only as a futex wait; the stack says which lock, and who takes it. Attaching
+ * stops the process, which is killed right after anyway.
+ */
+function nativeStacks(pid: number | undefined): string {
+  if (pid === undefined) return '';
+  try {
+    const out = execFileSync('gdb', ['-batch', '-p', String(pid), '-ex', 'thread apply all bt 25'], { encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'pipe', 'ignore'] });
+    return out
+      .split('\n')
+      .filter((l) => l.startsWith('Thread ') || l.startsWith('#'))
+      .map((l) => l.replace(/ \(.*?\) at .*$/, '').slice(0, 160))
+      .slice(0, 300)
+      .join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/**
  * A server that fails on its own while a test uses it leaves the test failing on requests that
  * are refused, with nothing to say why: this prints the exit, its stderr and its last log lines,
  * on stdout where the reporter shows them (each line starting with "server", so none reads as TAP).
@@ -300,8 +320,9 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
       // What the server was doing, for a start that never ends: each thread's state, CPU time and
       // kernel wait, and what it logged (tests that start it logging only warnings show little).
       const threads = threadStates(proc.pid);
+      const stacks = nativeStacks(proc.pid);
       proc.kill('SIGKILL');
-      reject(new Error(`server did not start in ${START_TIMEOUT_MS / 1000} s: ${stderr}\nthreads: ${threads}\nlog: ${logs.slice(-20).join('\n')}`));
+      reject(new Error(`server did not start in ${START_TIMEOUT_MS / 1000} s: ${stderr}\nthreads: ${threads}\nlog: ${logs.slice(-20).join('\n')}${stacks ? `\nnative stacks:\n${stacks}` : ''}`));
     }, START_TIMEOUT_MS);
     proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     proc.stdout!.on('data', (d: Buffer) => {
