@@ -82,6 +82,8 @@ export function startHttpServer(data: ThreadData, port: MessagePort, onMainThrea
     if (part.routes) router.add(...part.routes);
     if (part.rawRoutes) router.addRaw(...part.rawRoutes);
   }
+  const allRoutes = parts.flatMap((part) => part.routes ?? []);
+  for (const part of parts) part.routesReady?.(allRoutes);
 
   const app = uws.App();
   // CORS and the access log apply to every route, WebSocket upgrades included (http/app-wrap.ts).

@@ -1,8 +1,10 @@
 // The web client's files, loaded from the build's directory into memory once per HTTP thread, with
 // every response header precomputed per file and per content coding: a request only picks the
 // coding (accept-encoding.ts) and compares its If-None-Match.
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { MANIFEST_NAME, type WebManifest } from './manifest';
 import type { Coding } from './accept-encoding';
 
@@ -83,6 +85,30 @@ export function loadWebAssets(dir: string, extraPageHeaders: Record<string, stri
   }
   if (!page) throw new Error(`${manifestPath} names no page at /`);
   return { page, files, manifest };
+}
+
+/**
+ * An asset with another body in place of the built one (the page, once the server has filled in
+ * its feature list): its own entity tags, made from the new body, and each coding compressed here,
+ * at the build's levels. The headers are the asset's own otherwise.
+ */
+export function withBody(asset: Asset, body: Buffer): Asset {
+  const tag = createHash('sha256').update(body).digest('hex').slice(0, 24);
+  const variant = (coding: Coding, bytes: Buffer): Variant => {
+    const etag = coding === 'identity' ? `"${tag}"` : `"${tag}-${coding}"`;
+    const built = asset.variants[coding];
+    return { body: bytes, etag, headers: { ...built.headers, ETag: etag }, notModifiedHeaders: { ...built.notModifiedHeaders, ETag: etag } };
+  };
+  return {
+    contentType: asset.contentType,
+    variants: {
+      identity: variant('identity', body),
+      gzip: variant('gzip', gzipSync(body, { level: 9 })),
+      br: variant('br', brotliCompressSync(body, {
+        params: { [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+      })),
+    },
+  };
 }
 
 /**

@@ -5,5 +5,5 @@ import { webRoutes } from './routes';
 
 export const web: Capability = {
   name: 'web',
-  http: (ctx) => ({ routes: webRoutes(ctx.config) }),
+  http: (ctx) => webRoutes(ctx.config),
 };

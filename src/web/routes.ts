@@ -1,4 +1,5 @@
 // GET / (the web client's page) and GET /app/<file> (its scripts, styles and icon), from memory.
+// The page carries the list of the client's optional screens this server can serve (features.ts).
 // `web.enabled: false` registers neither, so both answer the catch-all 404.
 import type { Config } from '../config';
 import { ifNoneMatchMatches } from '../core/etag';
@@ -6,7 +7,8 @@ import { notFound } from '../http/errors';
 import type { Ctx, Reply, Route } from '../http/router';
 import { log } from '../log';
 import { chooseCoding } from './accept-encoding';
-import { DEFAULT_WEB_DIR, contentSecurityPolicy, loadWebAssets, type Asset } from './assets';
+import { DEFAULT_WEB_DIR, contentSecurityPolicy, loadWebAssets, withBody, type Asset } from './assets';
+import { featureList, pageWithFeatures } from './features';
 
 function serve(asset: Asset, ctx: Ctx): Reply {
   const variant = asset.variants[chooseCoding(ctx.headers.acceptEncoding)];
@@ -14,8 +16,14 @@ function serve(asset: Asset, ctx: Ctx): Reply {
   return { status: 200, body: variant.body, contentType: asset.contentType, headers: variant.headers };
 }
 
-export function webRoutes(config: Config, dir = DEFAULT_WEB_DIR): Route[] {
-  if (!config.web.enabled) return [];
+export interface WebRoutes {
+  routes: Route[];
+  /** Fills the page's feature list in from every route the thread serves (features.ts). */
+  routesReady(all: ReadonlyArray<Pick<Route, 'method' | 'path'>>): void;
+}
+
+export function webRoutes(config: Config, dir = DEFAULT_WEB_DIR): WebRoutes {
+  if (!config.web.enabled) return { routes: [], routesReady() {} };
   const assets = loadWebAssets(dir, {
     'Content-Security-Policy': contentSecurityPolicy(config.server.public_origin),
   });
@@ -23,15 +31,16 @@ export function webRoutes(config: Config, dir = DEFAULT_WEB_DIR): Route[] {
     // The API serves on; only the client is missing, and the log says how to get it.
     log.warn('the web client is not built: GET / answers 404 until `npm run build` has run', { dir });
   }
+  let page = assets?.page;
   const missing = () => notFound('The web client is not built on this server.');
-  return [
+  const routes: Route[] = [
     {
       method: 'GET',
       path: '/',
       name: 'web page',
       handler(ctx) {
-        if (!assets) throw missing();
-        return serve(assets.page, ctx);
+        if (!page) throw missing();
+        return serve(page, ctx);
       },
     },
     {
@@ -45,4 +54,12 @@ export function webRoutes(config: Config, dir = DEFAULT_WEB_DIR): Route[] {
       },
     },
   ];
+  return {
+    routes,
+    routesReady(all) {
+      if (!assets) return;
+      const html = assets.page.variants.identity.body.toString('utf8');
+      page = withBody(assets.page, Buffer.from(pageWithFeatures(html, featureList(all))));
+    },
+  };
 }

@@ -2,7 +2,10 @@ import t from 'tap';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { contentSecurityPolicy, loadWebAssets } from '../../src/web/assets';
+import { createHash } from 'node:crypto';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { contentSecurityPolicy, loadWebAssets, withBody } from '../../src/web/assets';
+import { FEATURES_ELEMENT, featureList, pageWithFeatures } from '../../src/web/features';
 import type { WebManifest } from '../../src/web/manifest';
 
 t.test('no build: nothing to serve', async (t) => {
@@ -68,6 +71,35 @@ t.test('a build is read with its headers precomputed per coding', async (t) => {
     'Service-Worker-Allowed': '/',
     'Content-Security-Policy': "default-src 'self'",
   }, 'the service worker: revalidated, its scope allowed up to /, under the policy');
+
+  // The page with another body (its feature list filled in): new tags, each coding made here.
+  const body = Buffer.from('<!doctype html><meta name="perch-features" content="search">');
+  const filled = withBody(assets.page, body).variants;
+  const tag = createHash('sha256').update(body).digest('hex').slice(0, 24);
+  t.same(filled.identity.body, body);
+  t.same(gunzipSync(filled.gzip.body), body, 'gzip of the new body');
+  t.same(brotliDecompressSync(filled.br.body), body, 'brotli of the new body');
+  t.equal(filled.identity.etag, `"${tag}"`);
+  t.equal(filled.br.etag, `"${tag}-br"`);
+  t.same(filled.gzip.headers, { ...page.gzip.headers, ETag: `"${tag}-gzip"` }, 'the same headers, with its own tag');
+  t.same(filled.gzip.notModifiedHeaders, { ...page.gzip.notModifiedHeaders, ETag: `"${tag}-gzip"` });
+});
+
+t.test("the page's feature list: the features whose routes the server has", async (t) => {
+  const all = [
+    { method: 'GET' as const, path: '/api/notifications' },
+    { method: 'GET' as const, path: '/api/suggest' },
+    { method: 'GET' as const, path: '/api/posts/:id/replies' },
+    { method: 'GET' as const, path: '/api/links/:code/qr' },
+    { method: 'POST' as const, path: '/api/posts' },
+  ];
+  t.equal(featureList(all), 'notifications search replies link-extras');
+  t.equal(featureList(all.filter((r) => r.path !== '/api/suggest')), 'notifications replies link-extras', 'a server without search');
+  t.equal(featureList([{ method: 'POST', path: '/api/notifications' }]), '', 'the method counts');
+  t.equal(featureList([]), '');
+  const page = `<head>${FEATURES_ELEMENT}</head>`;
+  t.equal(pageWithFeatures(page, 'search replies'), '<head><meta name="perch-features" content="search replies"></head>');
+  t.equal(pageWithFeatures('<head></head>', 'search'), '<head></head>', 'a page without the element is left as it is');
 });
 
 t.test("the policy names the public origin's WebSocket forms", async (t) => {

@@ -32,7 +32,12 @@ const WEB_DIR = join(ROOT, 'dist', 'web');
 const manifest = JSON.parse(readFileSync(join(WEB_DIR, 'manifest.json'), 'utf8')) as WebManifest;
 const page = manifest.files.find((f) => f.url === '/')!;
 const entry = manifest.files.find((f) => f.first_screen && f.url.startsWith('/app/app-') && f.url.endsWith('.js'))!;
-const identity = (url: string) => readFileSync(join(WEB_DIR, manifest.files.find((f) => f.url === url)!.path));
+const built = (url: string) => readFileSync(join(WEB_DIR, manifest.files.find((f) => f.url === url)!.path));
+/** Every optional screen's feature: this server has every capability. */
+const ALL_FEATURES = 'notifications search replies link-extras';
+/** What the server sends for a file: as built, but the page with its feature list filled in. */
+const identity = (url: string) =>
+  url === '/' ? Buffer.from(built('/').toString('utf8').replace('<meta name="perch-features" content="">', `<meta name="perch-features" content="${ALL_FEATURES}">`)) : built(url);
 
 let server: TestServer;
 t.before(async () => {
@@ -93,6 +98,15 @@ t.test('GET / is the page: revalidated, with a strict policy and no inline scrip
   t.notMatch(html, /\sstyle=/i, 'no style attribute');
   t.notMatch(html, /\son[a-z]+=/i, 'no inline event handler');
   t.notMatch(html, /https?:\/\//, 'nothing from elsewhere');
+});
+
+t.test("the page lists the client's optional screens this server can serve, and the build leaves the list empty", async (t) => {
+  t.match(built('/').toString('utf8'), /<meta name="perch-features" content="">/, 'the build: an empty list');
+  const r = await raw(server, '/', { 'accept-encoding': 'br' });
+  const html = brotliDecompressSync(r.body).toString('utf8');
+  t.equal(html.match(/<meta name="perch-features" content="([^"]*)">/)?.[1], ALL_FEATURES, 'served: every feature');
+  t.equal(html.match(/perch-features/g)?.length, 1, 'one list');
+  t.not(String(r.headers.etag).slice(1, 25), page.sha256.slice(0, 24), "the served page's tag is its own, not the build's");
 });
 
 t.test('hashed files are immutable; every answer has an ETag and revalidates to 304', async (t) => {

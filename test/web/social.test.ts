@@ -83,6 +83,31 @@ async function articleTexts(page: Page): Promise<string[]> {
   return page.$$eval('.post-list article .post-text', (els: any[]) => els.map((e) => e.textContent));
 }
 
+t.test('a first load offers every screen at once, asking the server nothing that fails and logging no error', async (t) => {
+  const context = await browser.createBrowserContext();
+  contexts.push(context);
+  const app = await newAppPage(context as unknown as Browser);
+  pages.push(app);
+  const errors: string[] = [];
+  const failed: string[] = [];
+  app.page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  app.page.on('response', (r) => {
+    if (r.status() >= 400) failed.push(`${r.status()} ${r.request().method()} ${r.url()}`);
+  });
+  await app.page.goto(server.url + '/');
+  await signIn(app.page, carol.key);
+  await app.page.waitForSelector('nav[aria-label="Main"] a[data-nav="notifications"]');
+  const items = await app.page.$$eval('nav[aria-label="Main"] a[data-nav]', (els: any[]) => els.map((e) => e.getAttribute('data-nav')));
+  t.ok(items.includes('search') && items.includes('notifications'), `the optional screens are offered (${items.join(', ')})`);
+  await app.page.waitForSelector('.post-list, .empty, main');
+  t.same(failed, [], 'no request answered with an error');
+  t.same(errors, [], 'no console error');
+  t.same(app.problems, []);
+  await context.close();
+});
+
 let alicePage: Page;
 let bobPage: Page;
 let postId = '';

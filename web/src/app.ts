@@ -4,7 +4,7 @@ import type { VNode } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { describeError } from './api';
 import { LiveRegion, ScreenTitle, announce } from './components';
-import { features, probeFeatures, type Features } from './features';
+import { features, type Features } from './features';
 import { resetFollowing } from './following';
 import { notificationSentence } from './notification-text';
 import { onNotification, startNotifications, stopNotifications, unreadCount } from './notifications';
@@ -108,7 +108,6 @@ export function App() {
   const firstRender = useRef(true);
 
   useEffect(() => {
-    probeFeatures();
     resume()
       .catch((err) => setStartError(err))
       .finally(() => setStarting(false));

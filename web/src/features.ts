@@ -1,11 +1,10 @@
 // Which parts of the API this server has. Screens for capabilities that arrive later
-// (notifications, search, reply threads, the link extras) are shown only once the server has
+// (notifications, search, reply threads, the link extras) are shown only when the server has
 // their endpoints, so the client never offers what the server cannot do.
 //
-// The probe asks whether a path exists without touching anything: a PUT, which none of these
-// paths serves. perch's router answers a path it knows with 405 Method Not Allowed (and Allow),
-// and one it does not know with 404; CONTRACT.md §1 fixes both answers. No key is sent, nothing
-// is read or counted, no rate limit is spent.
+// The server says which in the page it serves: `<meta name="perch-features">` lists the features
+// whose routes it serves (src/web/features.ts), so the client knows before its first render and
+// asks nothing. A page without the list (not served by perch) offers none of them.
 import { createStore } from './store';
 
 export interface Features {
@@ -19,29 +18,15 @@ export interface Features {
   linkExtras: boolean;
 }
 
-const PROBES: Record<keyof Features, string> = {
-  notifications: '/api/notifications',
-  search: '/api/suggest',
-  replies: '/api/posts/0/replies',
-  linkExtras: '/api/links/0000/qr',
-};
-
-export const features = createStore<Features>({ notifications: false, search: false, replies: false, linkExtras: false });
-
-async function pathExists(path: string): Promise<boolean> {
-  try {
-    const res = await fetch(path, { method: 'PUT', credentials: 'omit', cache: 'no-store' });
-    return res.status === 405;
-  } catch {
-    return false;
-  }
+/** The features named in a page's list (space-separated names, as the server writes them). */
+export function parseFeatures(list: string): Features {
+  const names = new Set(list.split(/\s+/).filter(Boolean));
+  return { notifications: names.has('notifications'), search: names.has('search'), replies: names.has('replies'), linkExtras: names.has('link-extras') };
 }
 
-export async function probeFeatures(): Promise<Features> {
-  const names = Object.keys(PROBES) as (keyof Features)[];
-  const answers = await Promise.all(names.map((n) => pathExists(PROBES[n])));
-  const found = {} as Features;
-  names.forEach((n, i) => (found[n] = answers[i]));
-  features.set(found);
-  return found;
+function pageFeatures(): Features {
+  const list = typeof document === 'undefined' ? '' : (document.querySelector('meta[name="perch-features"]')?.getAttribute('content') ?? '');
+  return parseFeatures(list);
 }
+
+export const features = createStore<Features>(pageFeatures());
