@@ -14,15 +14,41 @@ export function walPath(dataDir: string): string {
   return sqlitePath(dataDir) + '-wal';
 }
 
+/** How long a connection waits for another's lock before SQLite answers SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 10_000;
+/** How long a WAL switch that met another process's switch waits before it tries again. */
+const WAL_SWITCH_RETRY_MS = 5;
+
 export function openSqlite(dataDir: string, opts: { readonly?: boolean } = {}): Sqlite {
   const db = new Database(sqlitePath(dataDir), { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
-  db.pragma('busy_timeout = 10000');
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   if (!opts.readonly) {
-    db.pragma('journal_mode = WAL');
+    switchToWal(db);
     db.pragma('synchronous = FULL');
   }
   db.pragma('foreign_keys = ON');
   return db;
+}
+
+/**
+ * Puts the database in WAL mode (a no-op once it is). On a new file the switch is a write made in
+ * rollback-journal mode, and when several processes open the file at once (a server starting
+ * beside `perch keygen`), one can hold the read lock of its own switch while another holds the
+ * write lock of its: SQLite then answers the first SQLITE_BUSY at once, without its busy handler,
+ * since waiting there could deadlock. The first lets its read lock go and tries again, until the
+ * busy timeout has passed.
+ */
+function switchToWal(db: Sqlite): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if (!isBusy(err) || Date.now() >= deadline) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, WAL_SWITCH_RETRY_MS);
+    }
+  }
 }
 
 /**
