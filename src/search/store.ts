@@ -4,7 +4,7 @@
 // safeIntegers, never as a JavaScript number.
 import Database, { type Statement } from 'better-sqlite3';
 import { join } from 'node:path';
-import type { Sqlite } from '../store/sqlite';
+import { switchToWal, type Sqlite } from '../store/sqlite';
 import type { DecayedCount } from '../core/decay';
 import { partitionSql } from '../core/partition';
 import { INDEX_SCHEMA } from './migrations';
@@ -27,8 +27,9 @@ export interface SearchDbOptions {
 /** Opens (creating if needed) the engine's database and brings its schema up to date. */
 export function openSearchDb(dataDir: string, opts: SearchDbOptions = {}): Sqlite {
   const db = new Database(searchDbPath(dataDir));
-  db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 10_000}`);
-  db.pragma('journal_mode = WAL');
+  const busyTimeoutMs = opts.busyTimeoutMs ?? 10_000;
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  switchToWal(db, busyTimeoutMs);
   db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
   const current = db.pragma('user_version', { simple: true }) as number;
   const pending = INDEX_SCHEMA.filter((s) => s.version > current);

@@ -23,7 +23,7 @@ export function openSqlite(dataDir: string, opts: { readonly?: boolean } = {}): 
   const db = new Database(sqlitePath(dataDir), { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   if (!opts.readonly) {
-    switchToWal(db);
+    switchToWal(db, BUSY_TIMEOUT_MS);
     db.pragma('synchronous = FULL');
   }
   db.pragma('foreign_keys = ON');
@@ -36,10 +36,10 @@ export function openSqlite(dataDir: string, opts: { readonly?: boolean } = {}): 
  * beside `perch keygen`), one can hold the read lock of its own switch while another holds the
  * write lock of its: SQLite then answers the first SQLITE_BUSY at once, without its busy handler,
  * since waiting there could deadlock. The first lets its read lock go and tries again, until the
- * busy timeout has passed.
+ * connection's busy timeout has passed. (search.db is switched the same way.)
  */
-function switchToWal(db: Sqlite): void {
-  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+export function switchToWal(db: Sqlite, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs;
   for (;;) {
     try {
       db.pragma('journal_mode = WAL');
