@@ -57,8 +57,8 @@ export interface CapabilityThread {
   rawRoutes?: RawRoute[];
   /** WebSocket endpoints: uWS behaviours (upgrade, open, close...) by path. */
   webSockets?: Array<{ path: string; behavior: WebSocketBehavior<any> }>;
-  /** Called once every capability of the thread has made its routes, with all of them. */
-  routesReady?(routes: ReadonlyArray<Pick<Route, 'method' | 'path'>>): void;
+  /** Called once every capability of the thread has made its routes, with all of them (raw ones too). */
+  routesReady?(routes: ReadonlyArray<{ method: string; path: string }>): void;
   /** Called as the thread stops, after its last request. */
   close?(): void | Promise<void>;
 }

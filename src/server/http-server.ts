@@ -82,7 +82,7 @@ export function startHttpServer(data: ThreadData, port: MessagePort, onMainThrea
     if (part.routes) router.add(...part.routes);
     if (part.rawRoutes) router.addRaw(...part.rawRoutes);
   }
-  const allRoutes = parts.flatMap((part) => part.routes ?? []);
+  const allRoutes = parts.flatMap((part) => [...(part.routes ?? []), ...(part.rawRoutes ?? [])]);
   for (const part of parts) part.routesReady?.(allRoutes);
 
   const app = uws.App();

@@ -18,7 +18,7 @@ export const WEB_FEATURES: ReadonlyArray<{ name: string; method: Route['method']
 export const FEATURES_ELEMENT = '<meta name="perch-features" content="">';
 
 /** The names of the features whose routes are among `routes`, space-separated. */
-export function featureList(routes: ReadonlyArray<Pick<Route, 'method' | 'path'>>): string {
+export function featureList(routes: ReadonlyArray<{ method: string; path: string }>): string {
   const served = new Set(routes.map((r) => `${r.method} ${r.path}`));
   return WEB_FEATURES.filter((f) => served.has(`${f.method} ${f.path}`))
     .map((f) => f.name)

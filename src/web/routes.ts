@@ -19,7 +19,7 @@ function serve(asset: Asset, ctx: Ctx): Reply {
 export interface WebRoutes {
   routes: Route[];
   /** Fills the page's feature list in from every route the thread serves (features.ts). */
-  routesReady(all: ReadonlyArray<Pick<Route, 'method' | 'path'>>): void;
+  routesReady(all: ReadonlyArray<{ method: string; path: string }>): void;
 }
 
 export function webRoutes(config: Config, dir = DEFAULT_WEB_DIR): WebRoutes {
