@@ -90,7 +90,9 @@ export function loadWebAssets(dir: string, extraPageHeaders: Record<string, stri
 /**
  * An asset with another body in place of the built one (the page, once the server has filled in
  * its feature list): its own entity tags, made from the new body, and each coding compressed here,
- * at the build's levels. The headers are the asset's own otherwise.
+ * at the build's levels, when it is first asked for. A server that never serves its page (an API
+ * or redirect server) then never holds a compressor's buffers. The headers are the asset's own
+ * otherwise.
  */
 export function withBody(asset: Asset, body: Buffer): Asset {
   const tag = createHash('sha256').update(body).digest('hex').slice(0, 24);
@@ -99,16 +101,19 @@ export function withBody(asset: Asset, body: Buffer): Asset {
     const built = asset.variants[coding];
     return { body: bytes, etag, headers: { ...built.headers, ETag: etag }, notModifiedHeaders: { ...built.notModifiedHeaders, ETag: etag } };
   };
-  return {
-    contentType: asset.contentType,
-    variants: {
-      identity: variant('identity', body),
-      gzip: variant('gzip', gzipSync(body, { level: 9 })),
-      br: variant('br', brotliCompressSync(body, {
+  const compressors: Record<Exclude<Coding, 'identity'>, () => Buffer> = {
+    gzip: () => gzipSync(body, { level: 9 }),
+    br: () =>
+      brotliCompressSync(body, {
         params: { [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
-      })),
-    },
+      }),
   };
+  const variants = { identity: variant('identity', body) } as Record<Coding, Variant>;
+  for (const coding of ['gzip', 'br'] as const) {
+    let made: Variant | undefined;
+    Object.defineProperty(variants, coding, { enumerable: true, get: () => (made ??= variant(coding, compressors[coding]())) });
+  }
+  return { contentType: asset.contentType, variants };
 }
 
 /**

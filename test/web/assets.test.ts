@@ -79,6 +79,7 @@ t.test('a build is read with its headers precomputed per coding', async (t) => {
   t.same(filled.identity.body, body);
   t.same(gunzipSync(filled.gzip.body), body, 'gzip of the new body');
   t.same(brotliDecompressSync(filled.br.body), body, 'brotli of the new body');
+  t.equal(filled.br, filled.br, 'each coding is made once, when first asked for');
   t.equal(filled.identity.etag, `"${tag}"`);
   t.equal(filled.br.etag, `"${tag}-br"`);
   t.same(filled.gzip.headers, { ...page.gzip.headers, ETag: `"${tag}-gzip"` }, 'the same headers, with its own tag');
