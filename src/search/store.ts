@@ -4,7 +4,7 @@
 // safeIntegers, never as a JavaScript number.
 import Database, { type Statement } from 'better-sqlite3';
 import { join } from 'node:path';
-import { switchToWal, type Sqlite } from '../store/sqlite';
+import { BUSY_TIMEOUT_MS, switchToWal, type Sqlite } from '../store/sqlite';
 import type { DecayedCount } from '../core/decay';
 import { partitionSql } from '../core/partition';
 import { INDEX_SCHEMA } from './migrations';
@@ -27,7 +27,7 @@ export interface SearchDbOptions {
 /** Opens (creating if needed) the engine's database and brings its schema up to date. */
 export function openSearchDb(dataDir: string, opts: SearchDbOptions = {}): Sqlite {
   const db = new Database(searchDbPath(dataDir));
-  const busyTimeoutMs = opts.busyTimeoutMs ?? 10_000;
+  const busyTimeoutMs = opts.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   switchToWal(db, busyTimeoutMs);
   db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);

@@ -15,9 +15,11 @@ export function walPath(dataDir: string): string {
 }
 
 /** How long a connection waits for another's lock before SQLite answers SQLITE_BUSY. */
-const BUSY_TIMEOUT_MS = 10_000;
+export const BUSY_TIMEOUT_MS = 10_000;
 /** How long a WAL switch that met another process's switch waits before it tries again. */
 const WAL_SWITCH_RETRY_MS = 5;
+/** What a WAL switch sleeps on between its tries (Atomics.wait on a value that never changes). */
+const WAL_SWITCH_PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 export function openSqlite(dataDir: string, opts: { readonly?: boolean } = {}): Sqlite {
   const db = new Database(sqlitePath(dataDir), { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
@@ -46,7 +48,7 @@ export function switchToWal(db: Sqlite, busyTimeoutMs: number): void {
       return;
     } catch (err) {
       if (!isBusy(err) || Date.now() >= deadline) throw err;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, WAL_SWITCH_RETRY_MS);
+      Atomics.wait(WAL_SWITCH_PAUSE, 0, 0, WAL_SWITCH_RETRY_MS);
     }
   }
 }

@@ -38,6 +38,11 @@ export interface WebAssets {
   manifest: WebManifest;
 }
 
+/** The entity tag of one coding of a file: each coding is its own representation, so its own tag. */
+function entityTag(tag: string, coding: Coding): string {
+  return coding === 'identity' ? `"${tag}"` : `"${tag}-${coding}"`;
+}
+
 /**
  * Headers of the service worker's answers: its scope may be the whole origin (the page is at `/`,
  * above `/app/`, where the script lives), and the page's policy governs the worker too (a worker
@@ -63,8 +68,7 @@ export function loadWebAssets(dir: string, extraPageHeaders: Record<string, stri
     const cacheControl = f.immutable ? IMMUTABLE : REVALIDATE;
     const tag = f.sha256.slice(0, 24);
     const variant = (coding: Coding, suffix: string): Variant => {
-      // Each coding is its own representation, so its own entity tag.
-      const etag = coding === 'identity' ? `"${tag}"` : `"${tag}-${coding}"`;
+      const etag = entityTag(tag, coding);
       const common: Record<string, string> = {
         'Cache-Control': cacheControl,
         ETag: etag,
@@ -97,7 +101,7 @@ export function loadWebAssets(dir: string, extraPageHeaders: Record<string, stri
 export function withBody(asset: Asset, body: Buffer): Asset {
   const tag = createHash('sha256').update(body).digest('hex').slice(0, 24);
   const variant = (coding: Coding, bytes: Buffer): Variant => {
-    const etag = coding === 'identity' ? `"${tag}"` : `"${tag}-${coding}"`;
+    const etag = entityTag(tag, coding);
     const built = asset.variants[coding];
     return { body: bytes, etag, headers: { ...built.headers, ETag: etag }, notModifiedHeaders: { ...built.notModifiedHeaders, ETag: etag } };
   };
