@@ -24,6 +24,7 @@ import { openSqlite, type Sqlite } from '../store/sqlite';
 import { startupTasks } from './startup-tasks';
 import { migrate } from '../store/migration';
 import { clearStaleReaders, openHotStore, tolerateHotStoreCommitFailures, type HotStore } from '../store/lmdb';
+import { loadedLmdbAddon } from '../store/lmdb-build';
 import { leaseNodeId, liveLeases } from '../store/node-lease';
 import { CAPABILITIES, allMigrations, signalLayout } from '../capabilities';
 import { WriterClient } from '../writer/client';
@@ -131,6 +132,12 @@ export async function serve(opts: ServeOptions): Promise<void> {
     repair: true,
     onRepaired: (r) => log.warn('hot store damaged: moved aside, started an empty one', { reason: r.reason, moved_to: r.movedTo }),
   });
+  const addon = loadedLmdbAddon();
+  if (!addon.openFix) {
+    log.warn('hot store: lmdb runs a prebuilt addon, without the open fix: a command run beside this server (keygen, keys revoke, flags, import, status) can make its hot store writes fail or lose one; npm install builds the fixed one (docs/architecture.md)', {
+      addon: addon.path ?? 'unknown',
+    });
+  }
   // State that does not refill itself is put back from SQLite after the hot store was replaced.
   if (hot.recovered) {
     for (const c of CAPABILITIES) c.rebuildHot?.(sqlite, hot);
