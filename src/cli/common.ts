@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { ensureDataDir, secureDataDir } from '../store/data-dir';
 import { sqlitePath } from '../store/sqlite';
 import { lmdbPath, openHotStore, type HotStore } from '../store/lmdb';
+import { leaseNodeId, type LeasedIdGenerator } from '../store/node-lease';
 import type { AccountStore, User } from '../accounts/store';
 
 export interface CommonOptions {
@@ -81,6 +82,20 @@ export function commandHotStore(dataDir: string): HotStore {
     onRepaired: (r) =>
       process.stderr.write(`perch: the hot store (${lmdbPath(dataDir)}) was damaged (${r.reason}); moved it to ${r.movedTo} and started an empty one\n`),
   });
+}
+
+/**
+ * A node lease for a command that mints ids. When none can be had the hot store is closed before
+ * the error goes on: a process that ends with the environment open leaves a reader slot that can
+ * fail the server's LMDB commits (docs/architecture.md, "A damaged hot store").
+ */
+export async function commandLease(hot: HotStore): Promise<LeasedIdGenerator> {
+  try {
+    return leaseNodeId(hot);
+  } catch (err) {
+    await hot.close();
+    throw err;
+  }
 }
 
 /** The user a command names: a handle, @handle or user id (a handle first, when both fit). */

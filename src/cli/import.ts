@@ -8,9 +8,8 @@ import { CodePool } from '../links/code-pool';
 import { importLinks } from '../links/importer';
 import { LinkStore } from '../links/store';
 import { migrateAll } from '../capabilities';
-import { leaseNodeId } from '../store/node-lease';
 import { openSqlite } from '../store/sqlite';
-import { UsageError, announceDataDir, commandConfig, commandHotStore, existingDataDirOf, userNamed, type CommonOptions } from './common';
+import { UsageError, announceDataDir, commandConfig, commandHotStore, commandLease, existingDataDirOf, userNamed, type CommonOptions } from './common';
 
 interface ImportOptions extends CommonOptions {
   user: string;
@@ -43,7 +42,7 @@ export async function importCommand(format: ImportFormat, file: string, opts: Im
   const db = openSqlite(dir);
   migrateAll(db);
   const hot = commandHotStore(dir);
-  const lease = leaseNodeId(hot);
+  const lease = await commandLease(hot);
   try {
     const user = userNamed(new AccountStore(db), opts.user);
     if (!user) throw new UsageError(`no user ${opts.user}`);

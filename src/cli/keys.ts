@@ -5,11 +5,10 @@ import { AccountStore } from '../accounts/store';
 import { announceKeyRevocation } from '../accounts/key-cache';
 import { openSqlite } from '../store/sqlite';
 import { migrateAll } from '../capabilities';
-import { leaseNodeId } from '../store/node-lease';
 import { existsSync } from 'node:fs';
 import { alignColumns } from './format';
 import { sqlitePath } from '../store/sqlite';
-import { UsageError, announceDataDir, commandConfig, commandHotStore, dataDirOf, dataDirPath, existingDataDirOf, printJson, userNamed, type CommonOptions } from './common';
+import { UsageError, announceDataDir, commandConfig, commandHotStore, commandLease, dataDirOf, dataDirPath, existingDataDirOf, printJson, userNamed, type CommonOptions } from './common';
 
 interface KeygenOptions extends CommonOptions {
   user: string;
@@ -33,7 +32,7 @@ export async function keygenCommand(opts: KeygenOptions): Promise<void> {
   }
   const { db, dir, created: newStore, accounts } = openAccounts(opts, true);
   const hot = commandHotStore(dir);
-  const lease = leaseNodeId(hot);
+  const lease = await commandLease(hot);
   try {
     const now = new Date().toISOString();
     const { user, created } = accounts.ensureUser(opts.user, () => lease.ids.next(), now);
