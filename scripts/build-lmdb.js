@@ -1,26 +1,26 @@
 #!/usr/bin/env node
-// Builds lmdb-js's native addon from the sources its npm package ships, with perch's one change to
-// LMDB (scripts/lmdb-open-fix.js), and puts it where lmdb-js loads a local build before its
-// prebuilt binaries: node_modules/lmdb/build/Release/lmdb.node. Run by `npm install`
-// (postinstall); a second run with nothing changed does nothing.
+// Builds lmdb-js's native addon from the sources its npm package ships, with perch's fixes to
+// LMDB (scripts/lmdb-fixes.js), and puts it where lmdb-js loads a local build before its prebuilt
+// binaries: node_modules/lmdb/build/Release/lmdb.node. Run by `npm install` (postinstall); a
+// second run with nothing changed does nothing.
 //
 // It compiles against the headers of the Node.js that runs it (<prefix>/include/node) and never
 // downloads anything; without those headers, or without a C++ compiler, it fails and says so
-// rather than leave the prebuilt binary, which has the fault, in place.
+// rather than leave the prebuilt binary, which has the faults, in place.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { withOpenFix, OpenFixError } = require('./lmdb-open-fix');
+const { FIXES, FixError, withFixes } = require('./lmdb-fixes');
 
-/** Written beside the addon; src/store/lmdb-build.ts reads it to tell that the fix is loaded. */
+/** Written beside the addon; src/store/lmdb-build.ts reads it to tell that the fixes are loaded. */
 const MARKER = 'perch-build.json';
 const MDB_C = path.join('dependencies', 'lmdb', 'libraries', 'liblmdb', 'mdb.c');
 
 function fail(message) {
-  process.stderr.write(`perch: cannot build lmdb with the open fix: ${message}\n`);
+  process.stderr.write(`perch: cannot build lmdb with perch's fixes: ${message}\n`);
   process.exit(1);
 }
 
@@ -56,9 +56,9 @@ function main() {
 
   let source;
   try {
-    source = withOpenFix(fs.readFileSync(path.join(lmdbDir, MDB_C), 'latin1'));
+    source = withFixes(fs.readFileSync(path.join(lmdbDir, MDB_C), 'latin1'));
   } catch (err) {
-    if (err instanceof OpenFixError) fail(`lmdb ${version}: ${err.message}`);
+    if (err instanceof FixError) fail(`lmdb ${version}: ${err.message}`);
     throw err;
   }
   const digest = createHash('sha256')
@@ -97,8 +97,8 @@ function main() {
     // Renamed into place: a process loading the addon meanwhile sees the old file or the new one.
     fs.copyFileSync(path.join(work, 'build', 'Release', 'lmdb.node'), addon + '.new');
     fs.renameSync(addon + '.new', addon);
-    fs.writeFileSync(markerPath, JSON.stringify({ lmdb: version, fix: 'open-txnid', digest }) + '\n');
-    process.stdout.write(`perch: built lmdb ${version} with the open fix in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    fs.writeFileSync(markerPath, JSON.stringify({ lmdb: version, fixes: FIXES.map(([name]) => name), digest }) + '\n');
+    process.stdout.write(`perch: built lmdb ${version} with perch's fixes in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

@@ -133,8 +133,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
     onRepaired: (r) => log.warn('hot store damaged: moved aside, started an empty one', { reason: r.reason, moved_to: r.movedTo }),
   });
   const addon = loadedLmdbAddon();
-  if (!addon.openFix) {
-    log.warn('hot store: lmdb runs a prebuilt addon, without the open fix: a command run beside this server (keygen, keys revoke, flags, import, status) can make its hot store writes fail or lose one; npm install builds the fixed one (docs/architecture.md)', {
+  if (!addon.fixed) {
+    log.warn("hot store: lmdb runs a prebuilt addon, without perch's fixes: a command run beside this server (keygen, keys revoke, flags, import, status) can make its hot store writes fail or lose one, and a full disk can crash it; npm install builds the fixed one (docs/architecture.md)", {
       addon: addon.path ?? 'unknown',
     });
   }

@@ -1,5 +1,6 @@
-// perch's build of lmdb-js (scripts/build-lmdb.js): opening the hot store leaves the transaction
-// counter that writing processes share alone, as upstream LMDB does.
+// perch's build of lmdb-js (scripts/build-lmdb.js, scripts/lmdb-fixes.js): opening the hot store
+// leaves the transaction counter that writing processes share alone, as upstream LMDB does, and
+// an error's detail never overruns the buffer lmdb-js writes it into.
 import t from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
@@ -9,7 +10,7 @@ import { lmdbPath } from '../../src/store/lmdb';
 import { loadedLmdbAddon } from '../../src/store/lmdb-build';
 
 const root = join(__dirname, '..', '..', '..');
-const { withOpenFix } = require(join(root, 'scripts', 'lmdb-open-fix.js')) as { withOpenFix(source: string): string };
+const { withOpenFix, withBoundedErrors, withFixes } = require(join(root, 'scripts', 'lmdb-fixes.js')) as Record<'withOpenFix' | 'withBoundedErrors' | 'withFixes', (source: string) => string>;
 const MDB_C = join(root, 'node_modules', 'lmdb', 'dependencies', 'lmdb', 'libraries', 'liblmdb', 'mdb.c');
 const UNGUARDED = '\n\tif (env->me_txns)\n\t\tenv->me_txns->mti_txnid = meta.mm_txnid;\n';
 const GUARDED = '\n\tif (prev && env->me_txns)\n\t\tenv->me_txns->mti_txnid = meta.mm_txnid;\n';
@@ -22,17 +23,32 @@ t.test('the fix puts upstream LMDB’s guard on the one store of the counter in 
   t.equal(fixed.length, source.length + 'prev && '.length, 'nothing else changed in length');
   t.equal(fixed.replace(GUARDED, UNGUARDED), source, 'and nothing else changed at all');
 
-  t.throws(() => withOpenFix(fixed), { name: 'OpenFixError', message: /found it 0 times/ }, 'a source already fixed is refused');
-  t.throws(() => withOpenFix(source.replace(UNGUARDED, UNGUARDED + UNGUARDED)), { name: 'OpenFixError', message: /found it 2 times/ }, 'two stores are refused');
-  t.throws(() => withOpenFix(source.replace('\nmdb_env_open2(MDB_env *env, int prev)\n{', '\nmdb_env_open2(MDB_env *env)\n{')), { name: 'OpenFixError', message: /found 0/ }, 'an mdb_env_open2 of another shape is refused');
+  t.throws(() => withOpenFix(fixed), { name: 'FixError', message: /found it 0 times/ }, 'a source already fixed is refused');
+  t.throws(() => withOpenFix(source.replace(UNGUARDED, UNGUARDED + UNGUARDED)), { name: 'FixError', message: /found it 2 times/ }, 'two stores are refused');
+  t.throws(() => withOpenFix(source.replace('\nmdb_env_open2(MDB_env *env, int prev)\n{', '\nmdb_env_open2(MDB_env *env)\n{')), { name: 'FixError', message: /found 0/ }, 'an mdb_env_open2 of another shape is refused');
   const moved = source.replace(UNGUARDED, '\n') + `\nstatic void elsewhere(MDB_env *env, MDB_meta meta)\n{${UNGUARDED}}\n`;
-  t.throws(() => withOpenFix(moved), { name: 'OpenFixError', message: /not in mdb_env_open2/ }, 'a store outside mdb_env_open2 is refused');
+  t.throws(() => withOpenFix(moved), { name: 'FixError', message: /not in mdb_env_open2/ }, 'a store outside mdb_env_open2 is refused');
 });
 
-t.test('this process runs perch’s build of the lmdb-js addon, with the open fix', async (t) => {
+t.test('every detail lmdb-js writes into an error buffer is bounded by the buffer', async (t) => {
+  const source = readFileSync(MDB_C, 'latin1');
+  const unbounded = source.split('sprintf(last_error, ').length - 1;
+  t.ok(unbounded > 0, `lmdb-js writes ${unbounded} error details with sprintf`);
+  const fixed = withBoundedErrors(source);
+  t.equal(fixed.split('snprintf(last_error, 100, ').length - 1, unbounded, 'every one bounded to 100 bytes');
+  t.equal(fixed.split('sprintf(last_error, ').length - 1, 0, 'no unbounded one left');
+  t.equal(fixed.replaceAll('snprintf(last_error, 100, ', 'sprintf(last_error, '), source, 'nothing else changed');
+  // The one that overran: a failed page write's detail, up to 130 characters.
+  t.match(fixed, /last_error = malloc\(100\);\s*snprintf\(last_error, 100, "Attempting to write page at position/);
+  t.throws(() => withBoundedErrors(source.replace('last_error = malloc(100);', 'last_error = malloc(64);')), { name: 'FixError', message: /smaller than 100 bytes: 64/ }, 'a smaller buffer is refused');
+  t.throws(() => withBoundedErrors(fixed), { name: 'FixError', message: /no unbounded/ }, 'a source already fixed is refused');
+  t.equal(withFixes(source), withBoundedErrors(withOpenFix(source)), 'the build applies both');
+});
+
+t.test('this process runs perch’s build of the lmdb-js addon, with perch’s fixes', async (t) => {
   const addon = loadedLmdbAddon();
   t.ok(addon.path?.endsWith(['', 'lmdb', 'build', 'Release', 'lmdb.node'].join(sep)), `loaded ${addon.path}`);
-  t.equal(addon.openFix, true);
+  t.equal(addon.fixed, true);
 });
 
 /** lock.mdb begins with LMDB's magic number, the lock format, then the shared transaction counter. */
