@@ -85,8 +85,16 @@ function main() {
     const started = Date.now();
     const gyp = spawnSync(process.execPath, [nodeGypScript(), 'rebuild', `--nodedir=${nodePrefix}`, '--jobs', String(os.availableParallelism())], {
       cwd: work,
-      // binding.gyp asks `node` for node-addon-api's headers from the build directory.
-      env: { ...process.env, NODE_PATH: path.dirname(packageDir('node-addon-api')) },
+      env: {
+        ...process.env,
+        // binding.gyp asks `node` for node-addon-api's headers from the build directory.
+        NODE_PATH: path.dirname(packageDir('node-addon-api')),
+        // Variables binding.gyp reads: the build is always the one that was measured and tested
+        // (LMDB_DATA_V1 would even compile an older data format, which the fixes do not touch).
+        LMDB_DATA_V1: '',
+        ENABLE_V8_FUNCTIONS: '',
+        ENABLE_FAST_API_CALLS: '',
+      },
       encoding: 'utf8',
     });
     if (gyp.status !== 0) {
