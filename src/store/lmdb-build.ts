@@ -4,7 +4,7 @@
 // say), which have the faults the fixes remove (docs/architecture.md, "A damaged hot store"). The
 // server says so in its log when it runs without them.
 import 'lmdb';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 
 /** Written beside the addon by scripts/build-lmdb.js. */
@@ -19,26 +19,16 @@ export interface LmdbAddon {
   fixed: boolean;
 }
 
-/** The folder of the installed lmdb package: its "exports" hide its package.json from require. */
-function lmdbPackageDir(): string {
-  let dir = dirname(require.resolve('lmdb'));
-  while (!existsSync(join(dir, 'package.json')) || (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string }).name !== 'lmdb') {
-    const up = dirname(dir);
-    if (up === dir) throw new Error('cannot find the folder of the lmdb package');
-    dir = up;
-  }
-  return dir;
-}
+/** Where scripts/build-lmdb.js puts perch's build, inside the lmdb package's folder. */
+const OURS = join(sep, 'lmdb', 'build', 'Release', 'lmdb.node');
 
 export function loadedLmdbAddon(): LmdbAddon {
-  const ours = join(lmdbPackageDir(), 'build', 'Release', 'lmdb.node');
   // lmdb-js loads its addon with require, so the file it chose is among this thread's modules.
-  const loaded = Object.keys(require.cache).filter((p) => p.endsWith('.node'));
-  const path = loaded.find((p) => p === ours) ?? loaded.find((p) => p.includes(`${sep}lmdb${sep}`) || p.includes(`${sep}@lmdb${sep}`));
+  const path = Object.keys(require.cache).find((p) => p.endsWith('.node') && (p.includes(`${sep}lmdb${sep}`) || p.includes(`${sep}@lmdb${sep}`)));
   let fixed = false;
-  if (path === ours) {
+  if (path?.endsWith(OURS)) {
     try {
-      const built = (JSON.parse(readFileSync(join(dirname(ours), BUILD_MARKER), 'utf8')) as { fixes?: unknown }).fixes;
+      const built = (JSON.parse(readFileSync(join(dirname(path), BUILD_MARKER), 'utf8')) as { fixes?: unknown }).fixes;
       fixed = Array.isArray(built) && FIXES.every((f) => built.includes(f));
     } catch {
       // No marker: a build of lmdb-js's own (npm rebuild --build-from-source), without the fixes.
