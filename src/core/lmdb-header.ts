@@ -61,3 +61,8 @@ export function lmdbHeaderProblem(head: Buffer, fileSize: number): string | null
   if (secondPageSize !== pageSize) return `the meta pages disagree on the page size (${pageSize}, ${secondPageSize})`;
   return null;
 }
+
+/** The page size a header gives (one lmdbHeaderProblem accepted). */
+export function lmdbPageSize(head: Buffer): number {
+  return head.readUInt32LE(PAGE_SIZE_OFFSET);
+}

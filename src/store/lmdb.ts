@@ -6,7 +6,8 @@
 // Because it is rebuildable, a damaged environment is not worth a crash: LMDB trusts its file so
 // far that a zeroed header or a garbage page kills the process (SIGSEGV, SIGBUS, an abort) rather
 // than returning an error. openHotStore checks the header before LMDB sees it, and with
-// `repair` also reads the whole environment in a child process first, where such a crash costs
+// `repair` also checks every page the newest snapshot reaches from the file's bytes
+// (core/lmdb-tree.ts), then reads the whole environment in a child process, where a crash costs
 // only the child; a damaged environment is then moved aside and an empty one started in its
 // place (docs/architecture.md, "A damaged hot store").
 import Database from 'better-sqlite3';
@@ -14,7 +15,8 @@ import { open, type Database as LmdbDatabase, type RootDatabase } from 'lmdb';
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, openSync, readSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { LMDB_HEADER_READ_BYTES, lmdbHeaderProblem } from '../core/lmdb-header';
+import { LMDB_HEADER_READ_BYTES, lmdbHeaderProblem, lmdbPageSize } from '../core/lmdb-header';
+import { lmdbTreeProblem, newestMeta } from '../core/lmdb-tree';
 import { log } from '../log';
 import { isBusy } from './sqlite';
 
@@ -120,21 +122,34 @@ export function isLmdbDamageError(err: unknown): boolean {
   return typeof code === 'number' && DAMAGE_ERRORS.has(code);
 }
 
-/** Why the header of `<path>/data.mdb` is damaged, or null (also when there is no file yet). */
-export function headerProblem(path: string): string | null {
+/**
+ * Why `<path>/data.mdb` is damaged, from its bytes, or null (also when there is no file yet): its
+ * header, and with `trees` every page the newest snapshot reaches (core/lmdb-tree.ts). Read with
+ * plain reads, never mapped, so a garbage page cannot crash this process.
+ */
+export function fileProblem(path: string, trees: boolean): string | null {
   const file = join(path, 'data.mdb');
   if (!existsSync(file)) return null;
   const fd = openSync(file, 'r');
   try {
     const size = fstatSync(fd).size;
-    const head = Buffer.alloc(Math.min(size, LMDB_HEADER_READ_BYTES));
-    let read = 0;
-    while (read < head.length) {
-      const n = readSync(fd, head, read, head.length - read, read);
-      if (n === 0) break;
-      read += n;
-    }
-    return lmdbHeaderProblem(head.subarray(0, read), size);
+    const readAt = (position: number, length: number): Buffer | null => {
+      if (position + length > size) return null;
+      const buffer = Buffer.alloc(length);
+      let read = 0;
+      while (read < length) {
+        const n = readSync(fd, buffer, read, length - read, position + read);
+        if (n === 0) return null;
+        read += n;
+      }
+      return buffer;
+    };
+    const head = readAt(0, Math.min(size, LMDB_HEADER_READ_BYTES)) ?? Buffer.alloc(0);
+    const header = lmdbHeaderProblem(head, size);
+    if (header || !trees || size === 0) return header;
+    const pageSize = lmdbPageSize(head);
+    const meta = newestMeta(head.subarray(0, pageSize), head.subarray(pageSize, 2 * pageSize));
+    return lmdbTreeProblem(meta, pageSize, (pgno, count) => readAt(pgno * pageSize, count * pageSize));
   } finally {
     closeSync(fd);
   }
@@ -207,7 +222,7 @@ export function openRoot(path: string): RootDatabase {
 }
 
 function openChecked(path: string, repair: boolean): { root: RootDatabase } | { problem: string } {
-  const header = headerProblem(path);
+  const header = fileProblem(path, repair);
   if (header) return { problem: header };
   if (repair && existsSync(join(path, 'data.mdb'))) {
     const found = probeProblem(path);
