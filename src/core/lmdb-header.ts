@@ -13,12 +13,16 @@ export const LMDB_MAGIC = 0xbeefc0de;
 /** The data format version of the bundled LMDB (1 for LMDB 0.9; 2 for the 1.0 branch lmdb-js uses). */
 export const LMDB_DATA_VERSION = 2;
 
-const PAGE_HEADER_BYTES = 24;
-const FLAGS_OFFSET = 18;
-const P_META = 0x08;
+/** Bytes of every page's header, and where its flags are (lmdb-tree.ts reads the same headers). */
+export const PAGE_HEADER_BYTES = 24;
+export const FLAGS_OFFSET = 18;
+export const P_META = 0x08;
 const MAGIC_OFFSET = PAGE_HEADER_BYTES;
 const VERSION_OFFSET = PAGE_HEADER_BYTES + 4;
-const PAGE_SIZE_OFFSET = PAGE_HEADER_BYTES + 24;
+/** Where a meta page's two database records start: the free-page one first. */
+export const META_DBS_OFFSET = PAGE_HEADER_BYTES + 24;
+/** The page size is the free-page database record's first field. */
+const PAGE_SIZE_OFFSET = META_DBS_OFFSET;
 /** Bytes of a meta page this check reads. */
 const META_BYTES = PAGE_SIZE_OFFSET + 4;
 /** LMDB's bounds for a page size. */

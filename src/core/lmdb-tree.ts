@@ -8,7 +8,7 @@
 // thing no LMDB would write. Pure: the caller reads the pages.
 //
 // Layout, as the LMDB bundled with lmdb-js 3 writes it (little-endian, 64-bit; lmdb-header.ts
-// has the meta page's start):
+// has the page header and the meta page's start):
 //   page header, 24 bytes: page number (8), txnid (8), pad (2), flags (2), lower (2), upper (2);
 //     an overflow page keeps its page count (4) where lower and upper are.
 //   lower: 2 bytes per node pointer; pointers and upper are offsets from the end of the header.
@@ -18,8 +18,8 @@
 //     counts (8 each), entries (8), root page (8; all ones for an empty database).
 //   meta page, after the header: magic (4), version (4), address (8), map size (8), the free and
 //     main database records (48 each), the last page used (8), the txnid (8).
+import { FLAGS_OFFSET, META_DBS_OFFSET, PAGE_HEADER_BYTES as HEADER, P_META } from './lmdb-header';
 
-const HEADER = 24;
 const NODE_HEADER = 8;
 const DB_RECORD = 48;
 const PGNO_BYTES = 8;
@@ -27,7 +27,6 @@ const PGNO_BYTES = 8;
 const P_BRANCH = 0x01;
 const P_LEAF = 0x02;
 const P_OVERFLOW = 0x04;
-const P_META = 0x08;
 const P_LEAF2 = 0x20;
 const P_SUBP = 0x40;
 
@@ -44,8 +43,7 @@ const NO_ROOT = 0xffffffffffffffffn;
 /** Deeper than any tree of a file that fits a 64-bit address space. */
 const MAX_DEPTH = 64;
 
-const META_DBS = HEADER + 24;
-const META_LAST_PAGE = META_DBS + 2 * DB_RECORD;
+const META_LAST_PAGE = META_DBS_OFFSET + 2 * DB_RECORD;
 const META_TXNID = META_LAST_PAGE + 8;
 
 export interface DbRecord {
@@ -66,12 +64,12 @@ function dbRecord(b: Buffer, at: number): DbRecord {
 }
 
 /** What a meta page says about the snapshot it commits (the page as read from the file). */
-export function readMeta(page: Buffer): MetaSummary {
+function readMeta(page: Buffer): MetaSummary {
   return {
     txnid: page.readBigUInt64LE(META_TXNID),
     lastPage: page.readBigUInt64LE(META_LAST_PAGE),
-    free: dbRecord(page, META_DBS),
-    main: dbRecord(page, META_DBS + DB_RECORD),
+    free: dbRecord(page, META_DBS_OFFSET),
+    main: dbRecord(page, META_DBS_OFFSET + DB_RECORD),
   };
 }
 
@@ -82,14 +80,10 @@ export function newestMeta(first: Buffer, second: Buffer): MetaSummary {
   return b.txnid > a.txnid ? b : a;
 }
 
-/** Reads `count` pages from page `pgno` on, or null when the file ends before them. */
-export type PageReader = (pgno: number, count: number) => Buffer | null;
+/** Reads page `pgno`, or null when the file ends before it. */
+export type PageReader = (pgno: number) => Buffer | null;
 
 class Damage extends Error {}
-
-function compare(a: Buffer, b: Buffer): number {
-  return Buffer.compare(a, b);
-}
 
 /**
  * Why the trees of the snapshot `meta` names are not ones LMDB wrote, or null. Checks every
@@ -103,14 +97,16 @@ export function lmdbTreeProblem(meta: MetaSummary, pageSize: number, read: PageR
   const usable = pageSize - HEADER;
   const seen = new Set<number>();
 
-  function pageAt(pgno: bigint, what: string, count = 1): Buffer {
+  function claim(n: number, what: string): void {
+    if (seen.has(n)) throw new Damage(`${what}: page ${n} is reached twice`);
+    seen.add(n);
+  }
+
+  function pageAt(pgno: bigint, what: string): Buffer {
     if (pgno < 2n || pgno > lastPage) throw new Damage(`${what}: a pointer to page ${pgno}, outside the pages in use (2 to ${lastPage})`);
     const n = Number(pgno);
-    for (let i = 0; i < count; i++) {
-      if (seen.has(n + i)) throw new Damage(`${what}: page ${n + i} is reached twice`);
-      seen.add(n + i);
-    }
-    const page = read(n, count);
+    claim(n, what);
+    const page = read(n);
     if (!page) throw new Damage(`${what}: page ${n} is past the end of the file`);
     const own = page.readBigUInt64LE(0);
     if (own !== pgno) throw new Damage(`${what}: page ${n} says it is page ${own}`);
@@ -121,19 +117,14 @@ export function lmdbTreeProblem(meta: MetaSummary, pageSize: number, read: PageR
 
   function overflow(pgno: bigint, size: number, what: string): void {
     const pages = Math.floor((HEADER - 1 + size) / pageSize) + 1;
-    if (pgno + BigInt(pages) - 1n > lastPage) throw new Damage(`${what}: it runs past the pages in use`);
-    const head = pageAt(pgno, what, 1);
-    const flags = head.readUInt16LE(18);
+    const head = pageAt(pgno, what);
+    const flags = head.readUInt16LE(FLAGS_OFFSET);
     if ((flags & (P_OVERFLOW | P_BRANCH | P_LEAF | P_META)) !== P_OVERFLOW) throw new Damage(`${what}: page ${pgno} is not an overflow page (flags 0x${flags.toString(16)})`);
     const count = head.readUInt32LE(20);
     if (count < pages) throw new Damage(`${what}: page ${pgno} holds ${count} pages, too few for ${size} bytes`);
     if (pgno + BigInt(count) - 1n > lastPage) throw new Damage(`${what}: it runs past the pages in use`);
     // The pages after the first carry no header of their own: only claimed.
-    for (let i = 1; i < count; i++) {
-      const n = Number(pgno) + i;
-      if (seen.has(n)) throw new Damage(`page ${n} is reached twice (${what})`);
-      seen.add(n);
-    }
+    for (let i = 1; i < count; i++) claim(Number(pgno) + i, what);
   }
 
   function tree(db: DbRecord, name: string, isMain: boolean): void {
@@ -143,7 +134,7 @@ export function lmdbTreeProblem(meta: MetaSummary, pageSize: number, read: PageR
     const named: Array<[string, DbRecord]> = [];
     const visit = (pgno: bigint, level: number, what: string): void => {
       const page = pageAt(pgno, what);
-      const flags = page.readUInt16LE(18);
+      const flags = page.readUInt16LE(FLAGS_OFFSET);
       const kind = flags & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META | P_SUBP);
       const leaf = level === db.depth;
       if (kind !== (leaf ? P_LEAF : P_BRANCH)) {
@@ -173,7 +164,7 @@ export function lmdbTreeProblem(meta: MetaSummary, pageSize: number, read: PageR
         const key = page.subarray(at + NODE_HEADER, at + NODE_HEADER + keySize);
         // A branch's first key is never compared: LMDB leaves it empty.
         if (ordered && (leaf || i > 0)) {
-          if (previous && compare(previous, key) >= 0) throw new Damage(`${what}: page ${pgno} has keys out of order at node ${i}`);
+          if (previous && Buffer.compare(previous, key) >= 0) throw new Damage(`${what}: page ${pgno} has keys out of order at node ${i}`);
           previous = key;
         }
         if (!leaf) {

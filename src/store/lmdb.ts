@@ -149,7 +149,7 @@ export function fileProblem(path: string, trees: boolean): string | null {
     if (header || !trees || size === 0) return header;
     const pageSize = lmdbPageSize(head);
     const meta = newestMeta(head.subarray(0, pageSize), head.subarray(pageSize, 2 * pageSize));
-    return lmdbTreeProblem(meta, pageSize, (pgno, count) => readAt(pgno * pageSize, count * pageSize));
+    return lmdbTreeProblem(meta, pageSize, (pgno) => readAt(pgno * pageSize, pageSize));
   } finally {
     closeSync(fd);
   }

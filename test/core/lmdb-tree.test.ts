@@ -35,7 +35,7 @@ async function written(): Promise<Buffer> {
 
 function check(file: Buffer): string | null {
   const meta: MetaSummary = newestMeta(file.subarray(0, PAGE), file.subarray(PAGE, 2 * PAGE));
-  return lmdbTreeProblem(meta, PAGE, (pgno, count) => (pgno + count) * PAGE <= file.length ? file.subarray(pgno * PAGE, (pgno + count) * PAGE) : null);
+  return lmdbTreeProblem(meta, PAGE, (pgno) => ((pgno + 1) * PAGE <= file.length ? file.subarray(pgno * PAGE, (pgno + 1) * PAGE) : null));
 }
 
 /** Page numbers of the pages of one kind (flags) in the newest snapshot's file. */
