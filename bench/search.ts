@@ -10,6 +10,7 @@ import http from 'node:http';
 import { openSqlite, type Sqlite } from '../src/store/sqlite';
 import { openHotStore } from '../src/store/lmdb';
 import { migrateAll } from '../src/capabilities';
+import { loadConfig } from '../src/config';
 import { halfLifeMs } from '../src/core/decay';
 import { rebuildIndex } from '../src/search/rebuild';
 import { IndexSourceStore, QueryCountStore, SearchIndexStore, openSearchDb } from '../src/search/store';
@@ -49,11 +50,14 @@ function keyedPaths(url: string, keys: readonly string[], paths: string[]): Load
   };
 }
 
+/** The write queue's capacity a server has by default (config/default.json). */
+const DEFAULT_QUEUE_CAPACITY = loadConfig({ env: {} }).search.queue_capacity;
+
 export async function runSearch(ctx: BenchContext): Promise<ScenarioResult> {
   if (ctx.remote) ctx.skip('needs its corpus of 20,000 posts and a user who follows nobody in it, which only the data directory can seed');
   const tiers = await searchTiers(ctx);
   const postsToIndex = ctx.size(50_000, 500);
-  const defaultQueue = await indexOnce(ctx, postsToIndex, 20_000);
+  const defaultQueue = await indexOnce(ctx, postsToIndex, DEFAULT_QUEUE_CAPACITY);
   const smallQueue = await indexOnce(ctx, postsToIndex, 1000);
   const indexingRow = (label: string, r: IndexRun): Row => ({
     measure: `indexing ${postsToIndex.toLocaleString('en-US')} posts, ${label}`,
@@ -62,7 +66,7 @@ export async function runSearch(ctx: BenchContext): Promise<ScenarioResult> {
     memory: r.memory,
   });
   return {
-    rows: [...tiers.rows, indexingRow('queue of 20,000 writes', defaultQueue), indexingRow('smallest queue (1,000 writes)', smallQueue)],
+    rows: [...tiers.rows, indexingRow(`queue of ${DEFAULT_QUEUE_CAPACITY.toLocaleString('en-US')} writes (the default)`, defaultQueue), indexingRow('smallest queue (1,000 writes)', smallQueue)],
     figures: { ...tiers.figures, indexing: { posts: postsToIndex, default_queue: defaultQueue, small_queue: smallQueue } },
   };
 }

@@ -63,6 +63,11 @@ export async function dispatchOutbox(consumer: OutboxConsumer, ctx: BackgroundCo
   const outbox = outboxOf(ctx.sqlite);
   const writes = ctx.writes.as<OutboxWrites>();
   for (let first = true; ; first = false) {
+    // Within the gap after its last task a consumer gets no task, whatever is new: the
+    // dispatcher then reads nothing either (it runs at every tick and wake-up, many times per
+    // gap under a post load).
+    const previous = lastTasks.get(consumer);
+    if (first && !final && previous && consumer.gapMs && performance.now() - previous.start < consumer.gapMs(previous.result)) return;
     const last = outbox.position(consumer.name);
     const newest = outbox.newest();
     if (newest <= last) return;
@@ -81,8 +86,6 @@ export async function dispatchOutbox(consumer: OutboxConsumer, ctx: BackgroundCo
       }
       after = next - 1;
     }
-    const previous = lastTasks.get(consumer);
-    if (first && !final && previous && consumer.gapMs && performance.now() - previous.start < consumer.gapMs(previous.result)) return;
     const range: OutboxRange = { after, upTo: Math.min(newest, after + consumer.batch) };
     const task: { start: number; result: unknown } = { start: performance.now(), result: undefined };
     lastTasks.set(consumer, task);

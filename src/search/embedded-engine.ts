@@ -23,7 +23,7 @@ export interface EmbeddedEngineOptions {
  * index, which FTS5 later merges with others: larger transactions make fewer, larger segments and
  * so less merging per post.
  */
-const APPLY_PER_TRANSACTION = 5000;
+export const APPLY_PER_TRANSACTION = 5000;
 
 function isBusy(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;

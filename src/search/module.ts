@@ -7,12 +7,14 @@ import { Counter, Gauge } from 'prom-client';
 import type { Capability } from '../capability';
 import { log } from '../log';
 import { halfLifeMs } from '../core/decay';
+import { BUDGET_LIMITS } from '../core/write-budget';
 import type { OutboxConsumer } from '../outbox/consumer';
 import { outboxOf } from '../outbox/store';
 import type { BackgroundContext } from '../server/background';
 import { SocialStore } from '../social/store';
 import { SharedBudget } from './budget';
 import { INDEX_PARTITIONS, type IndexResult } from './indexer';
+import { APPLY_PER_TRANSACTION } from './embedded-engine';
 import { MIGRATIONS } from './migrations';
 import { QueryStream, openQueryStream, queryStreamDepth } from './query-stream';
 import { RelevanceSnapshots, snapshotCount, sweepSnapshots } from './relevance-snapshots';
@@ -40,9 +42,33 @@ export const INDEX_CONSUMERS: ReadonlyArray<OutboxConsumer<IndexResult>> = Array
   doneUpTo: (result) => result.upTo,
 }));
 
-/** How often the supervisor looks for queued writes to apply, and the most one apply task runs. */
-const APPLY_EVERY_MS = 50;
+/** How often the supervisor looks at the engine's write queue, and the most one apply task runs. */
+const APPLY_LOOK_EVERY_MS = 50;
 const APPLY_RUN_MS = 200;
+/**
+ * Queued writes are applied once as many wait as the write budget still counts as no backlog (a
+ * tenth of the queue, core/write-budget.ts: up to there it keeps growing) or a transaction's worth
+ * (APPLY_PER_TRANSACTION), whichever is less, or once they have waited this long. Each apply
+ * transaction becomes one FTS5 segment, and FTS5 merges small segments into larger ones again and
+ * again as the index grows: applying every 50 ms under a post load made segments of about a
+ * thousand posts, which cost each post more to index than larger ones (bench/HISTORY.md). A post
+ * is still searchable within a fraction of a second, well within the five the contract allows.
+ */
+export const APPLY_WAIT_MS = 250;
+
+/** Queued writes that are applied without waiting for APPLY_WAIT_MS, for a queue of `capacity`. */
+export function applyAtDepth(capacity: number): number {
+  return Math.max(1, Math.min(APPLY_PER_TRANSACTION, Math.floor(capacity * BUDGET_LIMITS.shallowQueue)));
+}
+
+/**
+ * Whether the `depth` queued writes, the first seen `waitedMs` ago, are applied now: enough of
+ * them wait, they waited long enough, or the server stops (its last run leaves nothing queued).
+ */
+export function applyDue(depth: number, waitedMs: number, applyAt: number, final: boolean): boolean {
+  return depth > 0 && (final || depth >= applyAt || waitedMs >= APPLY_WAIT_MS);
+}
+
 /** How often the query stream is counted: well within the minute a new query may take to appear. */
 const COUNT_EVERY_MS = 1000;
 /**
@@ -79,15 +105,27 @@ export const search: Capability = {
   },
   jobs: (ctx) => {
     const stream = openQueryStream(ctx.hot);
+    const applyAt = applyAtDepth(ctx.config.search.queue_capacity);
+    /** When the supervisor first saw the queued writes that wait now (null: none wait). */
+    let waitingSince: number | null = null;
     let lastForget = Date.now();
     let forgetAfter = '';
     return [
       {
         name: 'search.apply',
-        everyMs: APPLY_EVERY_MS,
+        everyMs: APPLY_LOOK_EVERY_MS,
         flushOnStop: true,
-        async run(c) {
-          if (supervisorIndex(c).queueDepth() > 0) await c.runTask(SEARCH_TASKS, 'search.apply', { maxMs: APPLY_RUN_MS });
+        async run(c, final) {
+          const depth = supervisorIndex(c).queueDepth();
+          if (depth === 0) {
+            waitingSince = null;
+            return;
+          }
+          const now = performance.now();
+          waitingSince ??= now;
+          if (!applyDue(depth, now - waitingSince, applyAt, final)) return;
+          waitingSince = null;
+          await c.runTask(SEARCH_TASKS, 'search.apply', { maxMs: APPLY_RUN_MS });
         },
       },
       {

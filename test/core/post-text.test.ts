@@ -49,3 +49,27 @@ t.test('text made only of control or format characters (and white space) is refu
   t.same(normalizePostText('\u200bhi'), { ok: true, text: '\u200bhi' });
   t.same(normalizePostText('👩\u200d💻'), { ok: true, text: '👩\u200d💻' }, 'a ZWJ sequence is text');
 });
+
+t.test('below U+0300 every character and every pair is its own NFC form, as the fast path assumes', async (t) => {
+  let changed = 0;
+  for (let a = 0; a < 0x300; a++) {
+    const one = String.fromCharCode(a);
+    if (one.normalize('NFC') !== one) changed++;
+    for (let b = 0; b < 0x300; b++) {
+      const two = one + String.fromCharCode(b);
+      if (two.normalize('NFC') !== two) changed++;
+    }
+  }
+  t.equal(changed, 0);
+  // U+0300 itself is the first that combines: it is where the fast path must stop.
+  t.equal('e\u0300'.normalize('NFC'), '\u00e8');
+});
+
+t.test('a text below U+0300 is kept as sent and counted by its length', async (t) => {
+  const latin = 'Ça coûte 5 ¤ ? Non: 5 £, déjà payé. ǅ ɐ ˥';
+  t.same(normalizePostText(latin), { ok: true, text: latin });
+  t.same(normalizePostText('é'.repeat(280)), { ok: true, text: 'é'.repeat(280) });
+  t.same(normalizePostText('é'.repeat(281)), { ok: false, message: 'text is 281 characters long; the limit is 280' });
+  t.same(normalizePostText('\u0000\u00ad '), { ok: false, message: 'text must contain something other than white space and control characters' });
+  t.same(normalizePostText('\u00a0\n'), { ok: false, message: 'text must contain something other than white space' });
+});

@@ -229,10 +229,10 @@ t.test('perch reindex rebuilds the index beside a running server; /metrics shows
   const later = await post(server, alice, 'reindexed after the rebuild');
   t.same((await searchable(server, alice, 'q=reindexed', later)).length, 5, 'the indexer goes on after it');
   const metrics = (await server.get('/metrics')).text;
-  for (const name of ['perch_search_queue_depth', 'perch_search_queue_capacity 20000', 'perch_search_budget_batch', 'perch_search_budget_rate', 'perch_search_bulk_rejections_total', 'perch_search_index_lag_events{partition="0"}']) {
+  for (const name of ['perch_search_queue_depth', 'perch_search_queue_capacity 50000', 'perch_search_budget_batch', 'perch_search_budget_rate', 'perch_search_bulk_rejections_total', 'perch_search_index_lag_events{partition="0"}']) {
     t.match(metrics, name);
   }
   const status = JSON.parse((await server.cli(['status', '--json'])).stdout);
   t.equal(status.search.indexed_posts, 5);
-  t.equal(status.search.queue.capacity, 20000);
+  t.equal(status.search.queue.capacity, 50000);
 });
