@@ -45,6 +45,9 @@ export function positionSql(name: string): string {
   return `COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${name}'), 0)`;
 }
 
+/** Events kept: the contiguous range from the oldest to the newest (two look-ups, not a scan). */
+export const KEPT_SQL = 'SELECT COALESCE((SELECT MAX(seq) FROM events) - (SELECT MIN(seq) FROM events) + 1, 0)';
+
 export class OutboxStore {
   private readonly insert: Statement;
   /** appendUniform's statements, by row count, type and payload. */
@@ -70,8 +73,10 @@ export class OutboxStore {
     );
     this.newestStmt = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck();
     this.oldestAfterStmt = db.prepare('SELECT created_at FROM events WHERE seq > ? ORDER BY seq LIMIT 1').pluck();
-    // Events are only ever deleted from the oldest on, so there are no gaps.
-    this.keptStmt = db.prepare('SELECT COALESCE(MAX(seq) - MIN(seq) + 1, 0) FROM events').pluck();
+    // Events are only ever deleted from the oldest on, so there are no gaps. MIN and MAX each in
+    // a subquery of its own: SQLite answers a lone one from the end of the index, but both in
+    // one SELECT read every event.
+    this.keptStmt = db.prepare(KEPT_SQL).pluck();
     // The oldest `limit` events at or below the bound, up to the last of them made before the
     // cutoff. Events are numbered as they commit and dated as their request ran, a few
     // milliseconds apart at most, so this is the prefix older than the cutoff, give or take.

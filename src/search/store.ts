@@ -47,6 +47,15 @@ export function openSearchDb(dataDir: string, opts: SearchDbOptions = {}): Sqlit
   return db;
 }
 
+/**
+ * Rows leave the write queue only from its head, and sequence numbers are never reused: the queue
+ * is the contiguous range MIN..MAX, two lookups in the rowid tree whatever its length. Each in a
+ * subquery of its own: SQLite answers a lone MIN or MAX from the end of the index, but MIN and
+ * MAX in one SELECT read every row.
+ */
+export const QUEUE_HEAD_SQL = 'SELECT (SELECT MIN(seq) FROM write_queue), (SELECT MAX(seq) FROM write_queue)';
+export const QUEUE_DEPTH_SQL = 'SELECT COALESCE((SELECT MAX(seq) FROM write_queue) - (SELECT MIN(seq) FROM write_queue) + 1, 0)';
+
 /** Queued writes appended per statement: a statement call and its bindings per row cost more than the row. */
 const ENQUEUE_ROWS_PER_STATEMENT = 64;
 
@@ -73,10 +82,8 @@ export class SearchIndexStore {
 
   constructor(readonly db: Sqlite) {
     this.s = {
-      // Rows leave the queue only from its head, and sequence numbers are never reused: the queue
-      // is the contiguous range MIN..MAX, two lookups in the rowid tree whatever its length.
-      depth: db.prepare('SELECT COALESCE(MAX(seq) - MIN(seq) + 1, 0) FROM write_queue').pluck(),
-      head: db.prepare('SELECT MIN(seq), MAX(seq) FROM write_queue').raw(),
+      depth: db.prepare(QUEUE_DEPTH_SQL).pluck(),
+      head: db.prepare(QUEUE_HEAD_SQL).raw(),
       enqueue: db.prepare('INSERT INTO write_queue (post_id, text) VALUES (?, ?)'),
       enqueueMany: db.prepare(`INSERT INTO write_queue (post_id, text) VALUES ${Array(ENQUEUE_ROWS_PER_STATEMENT).fill('(?, ?)').join(', ')}`),
       // Applying runs in SQL, a run of writes per statement: the texts go from the queue to the

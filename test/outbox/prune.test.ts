@@ -6,7 +6,7 @@ import { addUsers, groupCommit, tempStore, type Teardown } from '../helpers/stor
 import type { Sqlite } from '../../src/store/sqlite';
 import type { WriterClient } from '../../src/writer/client';
 import { AUTHOR_INDEX_POSITION as AUTHOR_INDEX_CONSUMER, FANOUT_CONSUMER, SocialStore } from '../../src/social/store';
-import { outboxOf } from '../../src/outbox/store';
+import { KEPT_SQL, outboxOf } from '../../src/outbox/store';
 import { OUTBOX_RETENTION_MS, pruneOutbox } from '../../src/outbox/module';
 import { CAPABILITIES } from '../../src/capabilities';
 
@@ -52,6 +52,7 @@ t.test('only events every consumer processed, and older than the cutoff, are del
   t.equal(prune(1), 1, 'at most `limit` per write');
   t.equal(prune(), 1, 'then the rest made before the cutoff');
   t.same(seqs(db), [7, 8], 'events made after the cutoff are kept, though processed');
+  t.equal(outboxOf(db).kept(), 2, 'the events kept');
   t.equal(prune(), 0);
   t.equal(db.prepare('SELECT COUNT(*) FROM posts').pluck().get(), 8, 'the posts themselves stay');
 });
@@ -138,4 +139,12 @@ t.test('the filing holds back only the posts it has not filed: the likes and fol
   commit([['indexAuthorPosts', { now: OLD }]]);
   t.equal(commit([['pruneOutbox', { before: CUTOFF, limit: 100 }]])[0], 3);
   t.same(seqs(db), []);
+});
+
+t.test('the events kept are counted from the ends of the rowid tree, not by a scan', async (t) => {
+  const { db } = setup(t);
+  const plan = (db.prepare(`EXPLAIN QUERY PLAN ${KEPT_SQL}`).all() as Array<{ detail: string }>).map((r) => r.detail);
+  t.notOk(plan.some((d) => d.startsWith('SCAN events')), plan.join('; '));
+  t.equal(plan.filter((d) => d.startsWith('SEARCH events')).length, 2);
+  t.equal(outboxOf(db).kept(), 0, 'none yet');
 });

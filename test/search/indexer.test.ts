@@ -6,7 +6,7 @@ import { partitionOf } from '../../src/core/partition';
 import { BUDGET_LIMITS } from '../../src/core/write-budget';
 import { SharedBudget, initialBudgetRecord } from '../../src/search/budget';
 import { indexRange } from '../../src/search/indexer';
-import { IndexSourceStore } from '../../src/search/store';
+import { IndexSourceStore, QUEUE_DEPTH_SQL, QUEUE_HEAD_SQL } from '../../src/search/store';
 import { ftsMatchExpression } from '../../src/core/search-query';
 import { outboxOf } from '../../src/outbox/store';
 import { ALICE, searchFixture } from './helpers';
@@ -98,4 +98,24 @@ t.test('applying leaves the connection syncing as it did', async (t) => {
   t.equal(f.engine.applyQueued(1000), 1);
   t.equal(f.engine.store.db.pragma('synchronous', { simple: true }), 2, 'FULL after');
   t.same(f.engine.store.recent('"synced"', 1n << 62n, 10), [5n]);
+});
+
+t.test("the queue's depth and head come from the ends of its rowid tree, not a scan", async (t) => {
+  const f = await searchFixture(t);
+  for (const sql of [QUEUE_DEPTH_SQL, QUEUE_HEAD_SQL]) {
+    const plan = (f.engine.store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((r) => r.detail);
+    t.notOk(plan.some((d) => d.startsWith('SCAN write_queue')), `${sql}: ${plan.join('; ')}`);
+    t.equal(plan.filter((d) => d.startsWith('SEARCH write_queue')).length, 2, 'one look-up at each end');
+  }
+  t.equal(f.engine.store.queueDepth(), 0, 'empty');
+  await f.engine.bulk([
+    { op: 'index', id: '5', text: 'one' },
+    { op: 'index', id: '6', text: 'two' },
+    { op: 'delete', id: '5' },
+  ]);
+  t.equal(f.engine.store.queueDepth(), 3);
+  t.equal(f.engine.applyQueued(1000, 2), 3, 'applied two, then the last');
+  t.equal(f.engine.store.queueDepth(), 0);
+  t.same(f.engine.store.recent('"two"', 1n << 62n, 10), [6n]);
+  t.same(f.engine.store.recent('"one"', 1n << 62n, 10), [], 'deleted after it was indexed');
 });
