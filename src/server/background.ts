@@ -35,7 +35,10 @@ export interface BackgroundJob {
   flushOnStop?: boolean;
   /**
    * A shared counter (slot 0) that also starts the job when it moves, without waiting for its
-   * next tick; after such a run the job waits `everyMs` before it listens again.
+   * next tick; after such a run the job waits `everyMs` before it listens again. A tick that comes
+   * within `everyMs` of a run's start is skipped: the ticks are then only for what the counter
+   * does not announce (and for a run that must wait out a gap), and while the counter keeps
+   * moving the job runs about once a period instead of twice.
    */
   wakeOn?: Int32Array;
   /**
@@ -100,6 +103,14 @@ export interface RunningBackground {
   stop(): Promise<void>;
 }
 
+/**
+ * Whether a job's tick at `now` runs it, its last run having started at `lastStart` (undefined:
+ * never): always, unless the job has a wake counter and a run started within its period.
+ */
+export function tickRuns(job: Pick<BackgroundJob, 'everyMs' | 'wakeOn'>, now: number, lastStart: number | undefined): boolean {
+  return !job.wakeOn || lastStart === undefined || now - lastStart >= job.everyMs;
+}
+
 /** A waiting run on wake also gives up after this long, and checks whether it should stop. */
 const WAKE_WAIT_MS = 1000;
 
@@ -117,9 +128,13 @@ export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): 
   const lanes = new Map<string, Promise<void>>();
   const timers: NodeJS.Timeout[] = [];
 
+  /** When each job's last run started (performance.now()). */
+  const started = new Map<string, number>();
+
   const runOnce = (job: BackgroundJob, final = false): Promise<void> => {
     const current = running.get(job.name);
     if (current) return current;
+    started.set(job.name, performance.now());
     const before = job.lane ? lanes.get(job.lane) : undefined;
     const p = (async () => {
       try {
@@ -143,7 +158,8 @@ export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): 
 
   for (const job of jobs) {
     const timer = setInterval(() => {
-      if (!stopping) void runOnce(job);
+      if (stopping) return;
+      if (tickRuns(job, performance.now(), started.get(job.name))) void runOnce(job);
     }, job.everyMs);
     timers.push(timer);
     if (job.wakeOn) void runOnWake(job, job.wakeOn);

@@ -1,7 +1,7 @@
 // The supervisor's background jobs: a job with a wake counter runs as soon as the counter moves,
 // long before its tick, and stopping leaves no waiter behind.
 import t from 'tap';
-import { startBackground, type BackgroundContext, type BackgroundJob } from '../../src/server/background';
+import { startBackground, tickRuns, type BackgroundContext, type BackgroundJob } from '../../src/server/background';
 
 const ctx = {} as BackgroundContext;
 
@@ -42,4 +42,14 @@ t.test('a job runs when its wake counter moves, without waiting for its tick', a
 
   await within(5000, 'stop', background.stop());
   t.same(runs, [false, true], 'and the final run of the shutdown');
+});
+
+t.test("a woken job's tick is skipped within a period of its last run's start", async (t) => {
+  const woken = { everyMs: 10, wakeOn: new Int32Array(new SharedArrayBuffer(4)) };
+  t.equal(tickRuns(woken, 1000, undefined), true, 'never run: the tick runs it');
+  t.equal(tickRuns(woken, 1000, 995), false, 'a run started 5 ms ago');
+  t.equal(tickRuns(woken, 1000, 990), true, 'a period ago');
+  t.equal(tickRuns(woken, 1000, 900), true);
+  const ticking = { everyMs: 10 };
+  t.equal(tickRuns(ticking, 1000, 999), true, 'a job without a wake counter runs at every tick');
 });
