@@ -3,7 +3,7 @@
 // (the last event it processed). Sequence numbers come from AUTOINCREMENT: never reused, so
 // positions and the newest event stay meaningful after the oldest events are pruned.
 import type { Statement } from 'better-sqlite3';
-import type { Sqlite } from '../store/sqlite';
+import { spanSql, type Sqlite } from '../store/sqlite';
 
 /** An event as appended; `type` names what happened (each capability has its own). */
 export interface OutboxEvent {
@@ -45,8 +45,8 @@ export function positionSql(name: string): string {
   return `COALESCE((SELECT last_seq FROM event_consumers WHERE name = '${name}'), 0)`;
 }
 
-/** Events kept: the contiguous range from the oldest to the newest (two look-ups, not a scan). */
-export const KEPT_SQL = 'SELECT COALESCE((SELECT MAX(seq) FROM events) - (SELECT MIN(seq) FROM events) + 1, 0)';
+/** Events kept: events are only ever deleted from the oldest on, so their numbers have no gaps. */
+export const KEPT_SQL = spanSql('events', 'seq');
 
 export class OutboxStore {
   private readonly insert: Statement;
@@ -73,9 +73,6 @@ export class OutboxStore {
     );
     this.newestStmt = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck();
     this.oldestAfterStmt = db.prepare('SELECT created_at FROM events WHERE seq > ? ORDER BY seq LIMIT 1').pluck();
-    // Events are only ever deleted from the oldest on, so there are no gaps. MIN and MAX each in
-    // a subquery of its own: SQLite answers a lone one from the end of the index, but both in
-    // one SELECT read every event.
     this.keptStmt = db.prepare(KEPT_SQL).pluck();
     // The oldest `limit` events at or below the bound, up to the last of them made before the
     // cutoff. Events are numbered as they commit and dated as their request ran, a few

@@ -4,7 +4,7 @@
 // safeIntegers, never as a JavaScript number.
 import Database, { type Statement } from 'better-sqlite3';
 import { join } from 'node:path';
-import { BUSY_TIMEOUT_MS, switchToWal, type Sqlite } from '../store/sqlite';
+import { BUSY_TIMEOUT_MS, endsSql, spanSql, switchToWal, type Sqlite } from '../store/sqlite';
 import type { DecayedCount } from '../core/decay';
 import { partitionSql } from '../core/partition';
 import { INDEX_SCHEMA } from './migrations';
@@ -49,12 +49,10 @@ export function openSearchDb(dataDir: string, opts: SearchDbOptions = {}): Sqlit
 
 /**
  * Rows leave the write queue only from its head, and sequence numbers are never reused: the queue
- * is the contiguous range MIN..MAX, two lookups in the rowid tree whatever its length. Each in a
- * subquery of its own: SQLite answers a lone MIN or MAX from the end of the index, but MIN and
- * MAX in one SELECT read every row.
+ * is the contiguous range MIN..MAX, read from the ends of the rowid tree whatever its length.
  */
-export const QUEUE_HEAD_SQL = 'SELECT (SELECT MIN(seq) FROM write_queue), (SELECT MAX(seq) FROM write_queue)';
-export const QUEUE_DEPTH_SQL = 'SELECT COALESCE((SELECT MAX(seq) FROM write_queue) - (SELECT MIN(seq) FROM write_queue) + 1, 0)';
+export const QUEUE_HEAD_SQL = endsSql('write_queue', 'seq');
+export const QUEUE_DEPTH_SQL = spanSql('write_queue', 'seq');
 
 /** Queued writes appended per statement: a statement call and its bindings per row cost more than the row. */
 const ENQUEUE_ROWS_PER_STATEMENT = 64;

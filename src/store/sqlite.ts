@@ -70,3 +70,21 @@ export function answersQuery(db: Sqlite): boolean {
     return false;
   }
 }
+
+/**
+ * SQL for the lowest and highest `column` of `table`, an indexed column: two look-ups at the
+ * ends of its index, whatever the table's length. Each is a subquery of its own because SQLite
+ * answers a lone MIN or MAX from the end of the index, but MIN and MAX in one SELECT read every row.
+ */
+export function endsSql(table: string, column: string): string {
+  return `SELECT (SELECT MIN(${column}) FROM ${table}), (SELECT MAX(${column}) FROM ${table})`;
+}
+
+/**
+ * SQL for how many rows `table` holds when its `column` is a contiguous range of integers (rows
+ * leave only from the low end and numbers are never reused), from the ends alone as endsSql; 0
+ * when it is empty.
+ */
+export function spanSql(table: string, column: string): string {
+  return `SELECT COALESCE((SELECT MAX(${column}) FROM ${table}) - (SELECT MIN(${column}) FROM ${table}) + 1, 0)`;
+}

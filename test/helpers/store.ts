@@ -56,3 +56,8 @@ export function groupWriterClient(group: GroupCommit): WriterClient {
   });
   return writes;
 }
+
+/** The steps of SQLite's plan for `sql` (EXPLAIN QUERY PLAN), e.g. `SEARCH t USING ...` or `SCAN t`. */
+export function queryPlan(db: Sqlite, sql: string): string[] {
+  return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((r) => r.detail);
+}

@@ -2,7 +2,7 @@
 // older than the retention; nothing a consumer or a reader still needs goes, and sequence numbers
 // go on from where they were.
 import t from 'tap';
-import { addUsers, groupCommit, tempStore, type Teardown } from '../helpers/store';
+import { addUsers, groupCommit, queryPlan, tempStore, type Teardown } from '../helpers/store';
 import type { Sqlite } from '../../src/store/sqlite';
 import type { WriterClient } from '../../src/writer/client';
 import { AUTHOR_INDEX_POSITION as AUTHOR_INDEX_CONSUMER, FANOUT_CONSUMER, SocialStore } from '../../src/social/store';
@@ -143,7 +143,7 @@ t.test('the filing holds back only the posts it has not filed: the likes and fol
 
 t.test('the events kept are counted from the ends of the rowid tree, not by a scan', async (t) => {
   const { db } = setup(t);
-  const plan = (db.prepare(`EXPLAIN QUERY PLAN ${KEPT_SQL}`).all() as Array<{ detail: string }>).map((r) => r.detail);
+  const plan = queryPlan(db, KEPT_SQL);
   t.notOk(plan.some((d) => d.startsWith('SCAN events')), plan.join('; '));
   t.equal(plan.filter((d) => d.startsWith('SEARCH events')).length, 2);
   t.equal(outboxOf(db).kept(), 0, 'none yet');

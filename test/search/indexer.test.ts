@@ -10,6 +10,7 @@ import { IndexSourceStore, QUEUE_DEPTH_SQL, QUEUE_HEAD_SQL } from '../../src/sea
 import { ftsMatchExpression } from '../../src/core/search-query';
 import { outboxOf } from '../../src/outbox/store';
 import { ALICE, searchFixture } from './helpers';
+import { queryPlan } from '../helpers/store';
 
 /** Counts the events read through it. */
 class CountingSource extends IndexSourceStore {
@@ -103,7 +104,7 @@ t.test('applying leaves the connection syncing as it did', async (t) => {
 t.test("the queue's depth and head come from the ends of its rowid tree, not a scan", async (t) => {
   const f = await searchFixture(t);
   for (const sql of [QUEUE_DEPTH_SQL, QUEUE_HEAD_SQL]) {
-    const plan = (f.engine.store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((r) => r.detail);
+    const plan = queryPlan(f.engine.store.db, sql);
     t.notOk(plan.some((d) => d.startsWith('SCAN write_queue')), `${sql}: ${plan.join('; ')}`);
     t.equal(plan.filter((d) => d.startsWith('SEARCH write_queue')).length, 2, 'one look-up at each end');
   }
