@@ -9,8 +9,11 @@ import { dirname, join, sep } from 'node:path';
 
 /** Written beside the addon by scripts/build-lmdb.js. */
 const BUILD_MARKER = 'perch-build.json';
-/** The fixes scripts/build-lmdb.js records in its marker (scripts/lmdb-fixes.js). */
-const FIXES = ['open-txnid', 'bounded-error-details'];
+/**
+ * The fixes scripts/build-lmdb.js records in its marker, by name (scripts/lmdb-fixes.js, which the
+ * server's code does not load: it runs at install time; a test holds the two lists equal).
+ */
+export const LMDB_FIXES: readonly string[] = ['open-txnid', 'bounded-error-details'];
 
 export interface LmdbAddon {
   /** The addon file this process loaded; undefined if none was found among its modules. */
@@ -29,7 +32,7 @@ export function loadedLmdbAddon(): LmdbAddon {
   if (path?.endsWith(OURS)) {
     try {
       const built = (JSON.parse(readFileSync(join(dirname(path), BUILD_MARKER), 'utf8')) as { fixes?: unknown }).fixes;
-      fixed = Array.isArray(built) && FIXES.every((f) => built.includes(f));
+      fixed = Array.isArray(built) && LMDB_FIXES.every((f) => built.includes(f));
     } catch {
       // No marker: a build of lmdb-js's own (npm rebuild --build-from-source), without the fixes.
     }

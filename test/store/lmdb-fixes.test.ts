@@ -7,10 +7,13 @@ import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from
 import { join, sep } from 'node:path';
 import { endWithTestProcess, tempDataDir } from '../helpers/server';
 import { lmdbPath } from '../../src/store/lmdb';
-import { loadedLmdbAddon } from '../../src/store/lmdb-build';
+import { LMDB_FIXES, loadedLmdbAddon } from '../../src/store/lmdb-build';
 
 const root = join(__dirname, '..', '..', '..');
-const { withOpenFix, withBoundedErrors, withFixes } = require(join(root, 'scripts', 'lmdb-fixes.js')) as Record<'withOpenFix' | 'withBoundedErrors' | 'withFixes', (source: string) => string>;
+const fixes = require(join(root, 'scripts', 'lmdb-fixes.js')) as Record<'withOpenFix' | 'withBoundedErrors' | 'withFixes', (source: string) => string> & {
+  FIXES: Array<[name: string, fix: unknown]>;
+};
+const { withOpenFix, withBoundedErrors, withFixes } = fixes;
 const MDB_C = join(root, 'node_modules', 'lmdb', 'dependencies', 'lmdb', 'libraries', 'liblmdb', 'mdb.c');
 const UNGUARDED = '\n\tif (env->me_txns)\n\t\tenv->me_txns->mti_txnid = meta.mm_txnid;\n';
 const GUARDED = '\n\tif (prev && env->me_txns)\n\t\tenv->me_txns->mti_txnid = meta.mm_txnid;\n';
@@ -43,6 +46,10 @@ t.test('every detail lmdb-js writes into an error buffer is bounded by the buffe
   t.throws(() => withBoundedErrors(source.replace('last_error = malloc(100);', 'last_error = malloc(64);')), { name: 'FixError', message: /smaller than 100 bytes: 64/ }, 'a smaller buffer is refused');
   t.throws(() => withBoundedErrors(fixed), { name: 'FixError', message: /no unbounded/ }, 'a source already fixed is refused');
   t.equal(withFixes(source), withBoundedErrors(withOpenFix(source)), 'the build applies both');
+});
+
+t.test('the server checks for every fix the build makes, by the names the build records', async (t) => {
+  t.same([...LMDB_FIXES].sort(), fixes.FIXES.map(([name]) => name).sort());
 });
 
 t.test('this process runs perch’s build of the lmdb-js addon, with perch’s fixes', async (t) => {
