@@ -123,13 +123,40 @@ export function isLmdbDamageError(err: unknown): boolean {
 }
 
 /**
+ * How many more looks fileProblem takes at a problem before it gives up telling (below), and the
+ * pause before each: longer than a commit takes to write its pages and then its meta page.
+ */
+const FILE_LOOKS = 5;
+const FILE_LOOK_PAUSE_MS = 100;
+
+/**
  * Why `<path>/data.mdb` is damaged, from its bytes, or null (also when there is no file yet): its
  * header, and with `trees` every page the newest snapshot reaches (core/lmdb-tree.ts). Read with
  * plain reads, never mapped, so a garbage page cannot crash this process.
+ *
+ * Those reads hold no reader slot, so another process writing the environment meanwhile (a server
+ * beside a command, a command beside a starting server) reuses pages of the snapshot being read:
+ * a look then meets pages newer than its snapshot, or past the end of the file as it was, in a
+ * healthy environment. So a problem counts only when a second look, after a pause, finds the same
+ * one in the same header (no commit in between); a header that moves at every look is an
+ * environment in use, and that is not damage this look can tell: null.
  */
 export function fileProblem(path: string, trees: boolean): string | null {
   const file = join(path, 'data.mdb');
   if (!existsSync(file)) return null;
+  let seen = lookAtFile(file, trees);
+  for (let look = 0; seen.problem !== null && look < FILE_LOOKS; look++) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, FILE_LOOK_PAUSE_MS);
+    const again = lookAtFile(file, trees);
+    if (again.problem === null) return null;
+    if (again.problem === seen.problem && again.head.equals(seen.head)) return again.problem;
+    seen = again;
+  }
+  return null;
+}
+
+/** One look at the file: its header's bytes, and what is wrong with it (null: nothing found). */
+function lookAtFile(file: string, trees: boolean): { head: Buffer; problem: string | null } {
   const fd = openSync(file, 'r');
   try {
     const size = fstatSync(fd).size;
@@ -146,10 +173,10 @@ export function fileProblem(path: string, trees: boolean): string | null {
     };
     const head = readAt(0, Math.min(size, LMDB_HEADER_READ_BYTES)) ?? Buffer.alloc(0);
     const header = lmdbHeaderProblem(head, size);
-    if (header || !trees || size === 0) return header;
+    if (header || !trees || size === 0) return { head, problem: header };
     const pageSize = lmdbPageSize(head);
     const meta = newestMeta(head.subarray(0, pageSize), head.subarray(pageSize, 2 * pageSize));
-    return lmdbTreeProblem(meta, pageSize, (pgno) => readAt(pgno * pageSize, pageSize));
+    return { head, problem: lmdbTreeProblem(meta, pageSize, (pgno) => readAt(pgno * pageSize, pageSize)) };
   } finally {
     closeSync(fd);
   }
