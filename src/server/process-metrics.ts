@@ -3,6 +3,9 @@
 import { Counter, Gauge, collectDefaultMetrics, type Registry } from 'prom-client';
 import { VERSION } from '../version';
 
+/** How often the event loop's lag is sampled. */
+const EVENT_LOOP_SAMPLE_MS = 100;
+
 /**
  * prom-client's default metrics, collected once, on the main thread: the process metrics (CPU,
  * resident memory, open file descriptors, start time) cover the whole process, threads included;
@@ -10,7 +13,10 @@ import { VERSION } from '../version';
  * too, the process figures would be summed once per thread into nonsense.
  */
 export function processMetrics(registry: Registry): void {
-  collectDefaultMetrics({ register: registry });
+  // The event-loop lag is sampled by a timer: prom-client's default of every 10 ms would wake an
+  // idle server a hundred times a second for this metric alone. Ten samples a second still show
+  // a stalled loop (docs/api.md).
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   // The aggregator that sums the threads' registries leaves out metrics marked `omit` (meant for a
   // cluster of processes); here one registry has them, so they are shown as they are.
   for (const m of registry.getMetricsAsArray()) {
