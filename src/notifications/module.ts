@@ -1,7 +1,7 @@
 // Notifications: made from the outbox's like, reply and follow events, kept per recipient with
 // their preferences, listed and marked read over HTTP, and delivered in real time over /ws and to
 // offline users by Web Push. Two stages, each with its own outbox position (docs/notifications.md):
-//   - generation: a supervisor job woken with the outbox, which has the writer run
+//   - generation: a supervisor job woken by the outbox signal of its event types, which has the writer run
 //     `generateNotifications` (generate.ts): preferences, aggregation, rows, a `notification`
 //     event per row changed, and the position, in one transaction;
 //   - delivery: an outbox consumer whose pool task (delivery.ts) reads those events and sends
@@ -10,7 +10,7 @@
 import { Counter, Gauge } from 'prom-client';
 import type { Capability } from '../capability';
 import type { OutboxConsumer } from '../outbox/consumer';
-import { OUTBOX_SIGNAL } from '../outbox/module';
+import { OUTBOX_TICK_MS, outboxSignal } from '../outbox/module';
 import { ThreadPubSub } from '../pubsub/port';
 import type { BackgroundContext } from '../server/background';
 import { log } from '../log';
@@ -32,8 +32,8 @@ export const deliveryConsumer: OutboxConsumer<DeliveryResult> = {
   tasks: NOTIFICATION_TASKS,
   task: 'notifications.deliver',
   batch: 2000,
-  // Woken by the writer when the generation's events are durable; no gap between tasks: a
-  // notification is due on its sockets within a second.
+  // Woken by the writer when the generation's events are durable (its own outbox signal: posts do
+  // not wake it); no gap between tasks: a notification is due on its sockets within a second.
   everyMs: 10,
   lagMetric: 'perch_notification_delivery_lag',
   // It reads only the generation's events: it holds back no other event from pruning.
@@ -45,7 +45,10 @@ export const deliveryConsumer: OutboxConsumer<DeliveryResult> = {
  * one HTTP thread, requests too), so a backlog is worked off in short runs back to back.
  */
 const GENERATE_BATCH = 500;
-/** How soon the generation looks again when nothing wakes it, and the least time between runs. */
+/**
+ * The least time between two generation runs that new actions start. It is woken only by
+ * likes, replies, follows and deletions (its outbox signal), so posts alone do not run it.
+ */
 const GENERATE_EVERY_MS = 10;
 
 /** At shutdown, how long the push sender may take to finish what it holds. */
@@ -113,7 +116,7 @@ export const notifications: Capability = {
   tasks: NOTIFICATION_TASKS,
   consumers: [deliveryConsumer],
   // The generation reads only these events: it holds back no other event from pruning.
-  outboxPositions: [{ name: GENERATION_POSITION, types: ACTION_EVENTS }],
+  outboxPositions: [{ name: GENERATION_POSITION, types: ACTION_EVENTS, signal: true }],
 
   async prepare(ctx) {
     // No socket is open before the threads start: records left by a crash are stale.
@@ -135,8 +138,9 @@ export const notifications: Capability = {
       {
         name: 'notifications.generate',
         everyMs: GENERATE_EVERY_MS,
+        tickMs: OUTBOX_TICK_MS,
         flushOnStop: true,
-        wakeOn: ctx.signals.counter(OUTBOX_SIGNAL),
+        wakeOn: ctx.signals.counter(outboxSignal(GENERATION_POSITION)),
         run: generationJob(store),
       },
       {

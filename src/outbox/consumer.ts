@@ -25,7 +25,11 @@ export interface OutboxConsumer<R = unknown> {
   task: string;
   /** Events per task at most; a backlog is worked off in tasks back to back. */
   batch: number;
-  /** How often the dispatcher looks for new events when nothing wakes it. */
+  /**
+   * The least time between two runs of its dispatcher that new events start: under a steady load
+   * it runs about once a period. (With nothing new it does not run: the writer's signal announces
+   * every event, and the outbox module's tick only catches what another process appended.)
+   */
   everyMs: number;
   /**
    * The least time from one task's start to the next's while events keep coming, given what
@@ -56,18 +60,22 @@ const seenWithout = new WeakMap<object, Map<string, number>>();
 
 /**
  * Hands the pending events to the consumer's task, in order, a batch at a time. It keeps going
- * only while batches are full (a backlog); otherwise the next tick or wake-up picks up what
- * arrived meanwhile. The final run at shutdown takes everything.
+ * only while batches are full (a backlog); otherwise the next wake-up or tick picks up what
+ * arrived meanwhile. The final run at shutdown takes everything. While events wait out the gap
+ * after a task, it answers how many milliseconds are left of the gap: the job runs again then,
+ * instead of looking at every tick.
  */
-export async function dispatchOutbox(consumer: OutboxConsumer, ctx: BackgroundContext, final = false): Promise<void> {
+export async function dispatchOutbox(consumer: OutboxConsumer, ctx: BackgroundContext, final = false): Promise<number | undefined> {
   const outbox = outboxOf(ctx.sqlite);
   const writes = ctx.writes.as<OutboxWrites>();
   for (let first = true; ; first = false) {
     // Within the gap after its last task a consumer gets no task, whatever is new: the
-    // dispatcher then reads nothing either (it runs at every tick and wake-up, many times per
-    // gap under a post load).
+    // dispatcher then reads nothing either (a post load wakes it many times per gap).
     const previous = lastTasks.get(consumer);
-    if (first && !final && previous && consumer.gapMs && performance.now() - previous.start < consumer.gapMs(previous.result)) return;
+    if (first && !final && previous && consumer.gapMs) {
+      const left = consumer.gapMs(previous.result) - (performance.now() - previous.start);
+      if (left > 0) return left;
+    }
     const last = outbox.position(consumer.name);
     const newest = outbox.newest();
     if (newest <= last) return;
@@ -92,9 +100,12 @@ export async function dispatchOutbox(consumer: OutboxConsumer, ctx: BackgroundCo
     task.result = await ctx.runTask(consumer.tasks, consumer.task, range as never);
     const upTo = consumer.doneUpTo ? Math.max(last, Math.min(range.upTo, consumer.doneUpTo(task.result))) : range.upTo;
     if (upTo > last) await writes.run('advanceConsumer', { name: consumer.name, seq: upTo, now: new Date().toISOString() });
-    // A task that stopped early waits for its next run (and its gap), even at shutdown: what it
-    // left stays in the outbox for the next start.
-    if (upTo < range.upTo) return;
+    // A task that stopped early waits for its next run, after its gap and at least a period, even
+    // at shutdown: what it left stays in the outbox for the next start.
+    if (upTo < range.upTo) {
+      if (final) return;
+      return Math.max(consumer.everyMs, (consumer.gapMs?.(task.result) ?? 0) - (performance.now() - task.start));
+    }
     if (!final && range.upTo - after < consumer.batch) return;
   }
 }

@@ -1,8 +1,10 @@
 // The outbox as a module of its own: every capability that appends events or consumes them
 // (capability.ts: consumers, outboxPositions) goes through it. It gives the writer the position
-// and pruning operations and the "outbox" signal (raised once new events are durable, so that a
-// consumer starts at once instead of at its next tick), and the supervisor one dispatcher job per
-// consumer, the pruning job and the gauges.
+// and pruning operations and the signals raised once new events are durable: "outbox" for any
+// event, and "outbox:<position>" for a position that reads only some types, for events of those.
+// Whoever reads the outbox is woken by its signal when there is something for it, so at rest and
+// under a load of other events it does not run at all. It gives the supervisor one dispatcher
+// job per consumer, the pruning job and the gauges.
 import { Gauge } from 'prom-client';
 import type { Capability, StatusSection } from '../capability';
 import type { BackgroundContext } from '../server/background';
@@ -11,6 +13,18 @@ import { outboxOf, type PositionSpec } from './store';
 import { outboxWrites, type OutboxWrites } from './writes';
 
 export const OUTBOX_SIGNAL = 'outbox';
+
+/** The signal of a position that reads only some event types: raised for events of those. */
+export function outboxSignal(position: string): string {
+  return `${OUTBOX_SIGNAL}:${position}`;
+}
+
+/**
+ * How often a job woken by an outbox signal runs when nothing wakes it. The signals announce every
+ * event this server appends, so the tick only catches what another process appended and retries a
+ * run that failed; a consumer's gap between tasks is waited out by a timer of its own (consumer.ts).
+ */
+export const OUTBOX_TICK_MS = 1000;
 
 /**
  * Events every position is done with are kept this long, for an operator looking into what
@@ -43,21 +57,30 @@ export async function pruneOutbox(ctx: Pick<BackgroundContext, 'writes'>, now = 
 /** The outbox module for these capabilities' consumers and positions. */
 export function outboxCapability(capabilities: readonly Capability[]): Capability {
   const consumers: OutboxConsumer[] = capabilities.flatMap((c) => c.consumers ?? []);
-  const positions: PositionSpec[] = [...consumers.map((c) => ({ name: c.name, types: c.types })), ...capabilities.flatMap((c) => c.outboxPositions ?? [])];
+  const positions: PositionSpec[] = [
+    ...consumers.map((c) => ({ name: c.name, types: c.types, signal: c.types !== undefined })),
+    ...capabilities.flatMap((c) => c.outboxPositions ?? []),
+  ];
+  /** The positions with a signal of their own: those that read only some types and wait for them. */
+  const typed = positions.filter((p) => p.types !== undefined && p.signal);
   return {
     name: 'outbox',
     writes: outboxWrites(positions),
-    signals: [OUTBOX_SIGNAL],
+    signals: [OUTBOX_SIGNAL, ...typed.map((p) => outboxSignal(p.name))],
     writerSignals: (db) => {
       const outbox = outboxOf(db);
-      return [{ name: OUTBOX_SIGNAL, moved: () => outbox.takeAppended() }];
+      return [
+        { name: OUTBOX_SIGNAL, moved: () => outbox.takeAppended() },
+        ...typed.map((p) => ({ name: outboxSignal(p.name), moved: outbox.watchTypes(p.types!) })),
+      ];
     },
     jobs: (ctx) => [
       ...consumers.map((consumer) => ({
         name: `outbox.${consumer.name}`,
         everyMs: consumer.everyMs,
+        tickMs: OUTBOX_TICK_MS,
         flushOnStop: true,
-        wakeOn: ctx.signals.counter(OUTBOX_SIGNAL),
+        wakeOn: ctx.signals.counter(consumer.types ? outboxSignal(consumer.name) : OUTBOX_SIGNAL),
         run: (c: BackgroundContext, final: boolean) => dispatchOutbox(consumer, c, final),
       })),
       { name: 'outbox.prune', everyMs: PRUNE_EVERY_MS, run: (c) => pruneOutbox(c).then(() => undefined) },

@@ -29,6 +29,11 @@ export interface EventRow {
 export interface PositionSpec {
   name: string;
   types?: readonly string[];
+  /**
+   * The holder waits for the signal of its types (outbox/module.ts, outboxSignal) to learn of new
+   * events; every consumer with types does.
+   */
+  signal?: boolean;
 }
 
 /** The columns an event is inserted with, and one row's placeholders. */
@@ -64,6 +69,8 @@ export class OutboxStore {
   private readonly rangeStmt: Statement;
   /** Events appended through this store since `takeAppended` last asked. */
   private appended = 0;
+  /** Lists of types someone watches (watchTypes), each with whether one was appended since it asked. */
+  private readonly watchers: Array<{ types: ReadonlySet<string>; appended: boolean }> = [];
 
   constructor(private readonly db: Sqlite) {
     this.insert = db.prepare(`INSERT INTO ${EVENT_INSERT} VALUES ${ROW}`);
@@ -88,7 +95,7 @@ export class OutboxStore {
   /** Appends an event, in the caller's transaction. */
   append(e: OutboxEvent): void {
     this.insert.run(e.type, e.actorId, e.recipientId, e.postId, e.payload, e.createdAt);
-    this.appended++;
+    this.noteAppended(e.type, 1);
   }
 
   /**
@@ -100,7 +107,12 @@ export class OutboxStore {
    */
   appendUniform(type: string, payload: string, rows: number, values: readonly unknown[]): void {
     this.uniformInsert(type, payload, rows).run(values);
+    this.noteAppended(type, rows);
+  }
+
+  private noteAppended(type: string, rows: number): void {
     this.appended += rows;
+    for (const w of this.watchers) if (w.types.has(type)) w.appended = true;
   }
 
   private uniformInsert(type: string, payload: string, rows: number): Statement {
@@ -119,6 +131,20 @@ export class OutboxStore {
     const moved = this.appended > 0;
     this.appended = 0;
     return moved;
+  }
+
+  /**
+   * A function that tells whether events of one of `types` were appended through this store since
+   * it last asked (the writer's typed signals: outbox/module.ts).
+   */
+  watchTypes(types: readonly string[]): () => boolean {
+    const watcher = { types: new Set(types), appended: false };
+    this.watchers.push(watcher);
+    return () => {
+      const appended = watcher.appended;
+      watcher.appended = false;
+      return appended;
+    };
   }
 
   /** The last event `name` processed; 0 before its first. */

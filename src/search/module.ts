@@ -34,7 +34,8 @@ export const INDEX_CONSUMERS: ReadonlyArray<OutboxConsumer<IndexResult>> = Array
   tasks: SEARCH_TASKS,
   task: indexTaskName(p),
   batch: 2000,
-  // Woken when new events are durable (the outbox signal); the tick only catches up after a wait.
+  // Woken when new events are durable (the outbox signal), at most once a period; a task that the
+  // budget stopped runs again once its gap is over.
   everyMs: 50,
   // The next task waits for the budget's schedule, or for the back-off after a rejection.
   gapMs: (last) => (last ? last.elapsedMs + last.waitMs : 0),

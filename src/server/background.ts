@@ -30,15 +30,25 @@ export interface BackgroundContext {
 
 export interface BackgroundJob {
   name: string;
+  /**
+   * How often the job runs. For a job with a wake counter, the least time between two runs the
+   * counter starts: after such a run it waits this long before it listens again, so that a
+   * steady load runs it about once a period.
+   */
   everyMs: number;
+  /**
+   * How often the job runs when nothing wakes it (default: everyMs). A job whose counter
+   * announces all its work ticks rarely: the tick then only catches what the counter cannot
+   * announce (another process's writes) and retries a run that failed.
+   */
+  tickMs?: number;
   /** Also run once more during shutdown, after the HTTP threads stopped (to flush a queue). */
   flushOnStop?: boolean;
   /**
    * A shared counter (slot 0) that also starts the job when it moves, without waiting for its
-   * next tick; after such a run the job waits `everyMs` before it listens again. A tick that comes
-   * within `everyMs` of a run's start is skipped: the ticks are then only for what the counter
-   * does not announce (and for a run that must wait out a gap), and while the counter keeps
-   * moving the job runs about once a period instead of twice.
+   * next tick. A tick that comes within `everyMs` of a run's start is skipped, so that while
+   * the counter keeps moving the job runs about once a period instead of twice. A move during a
+   * run starts another run right after it: the running one may have read before the change.
    */
   wakeOn?: Int32Array;
   /**
@@ -47,8 +57,12 @@ export interface BackgroundJob {
    * shares that pool's one thread (search indexing) waits behind one upkeep task, not several.
    */
   lane?: string;
-  /** `final` is true for the run during shutdown, which must leave nothing behind. */
-  run(ctx: BackgroundContext, final: boolean): Promise<void> | void;
+  /**
+   * `final` is true for the run during shutdown, which must leave nothing behind. A number
+   * returned is work left waiting (a gap between an outbox consumer's tasks): the job runs again
+   * that many milliseconds later, whatever wakes it meanwhile.
+   */
+  run(ctx: BackgroundContext, final: boolean): Promise<number | void> | number | void;
 }
 
 /** How long a pool thread stays up with nothing to do. */
@@ -131,19 +145,39 @@ export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): 
   /** When each job's last run started (performance.now()). */
   const started = new Map<string, number>();
 
-  const runOnce = (job: BackgroundJob, final = false): Promise<void> => {
+  /** Runs that were asked for while their job was running (a wake-up, a retry): due after it. */
+  const again = new Set<string>();
+  /** Each job's retry (run asked for a later run), at most one. */
+  const retries = new Map<string, NodeJS.Timeout>();
+
+  const retryIn = (job: BackgroundJob, ms: number): void => {
+    clearTimeout(retries.get(job.name));
+    const timer = setTimeout(() => {
+      retries.delete(job.name);
+      if (!stopping) void runOnce(job, false, true);
+    }, ms);
+    retries.set(job.name, timer);
+  };
+
+  /** Runs the job unless it is running; `rerun`: then once more after the running one. */
+  const runOnce = (job: BackgroundJob, final = false, rerun = false): Promise<void> => {
     const current = running.get(job.name);
-    if (current) return current;
+    if (current) {
+      if (rerun && !final) again.add(job.name);
+      return current;
+    }
     started.set(job.name, performance.now());
     const before = job.lane ? lanes.get(job.lane) : undefined;
     const p = (async () => {
       try {
         if (before) await before;
-        await job.run(ctx, final);
+        const later = await job.run(ctx, final);
+        if (typeof later === 'number' && !final && !stopping) retryIn(job, later);
       } catch (err) {
         log.error('background job failed', { job: job.name, ...errorFields(err) });
       } finally {
         running.delete(job.name);
+        if (again.delete(job.name) && !stopping) void runOnce(job);
       }
     })();
     running.set(job.name, p);
@@ -160,7 +194,7 @@ export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): 
     const timer = setInterval(() => {
       if (stopping) return;
       if (tickRuns(job, performance.now(), started.get(job.name))) void runOnce(job);
-    }, job.everyMs);
+    }, job.tickMs ?? job.everyMs);
     timers.push(timer);
     if (job.wakeOn) void runOnWake(job, job.wakeOn);
   }
@@ -173,8 +207,8 @@ export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): 
       const now = Atomics.load(counter, 0);
       if (stopping || now === seen) continue;
       seen = now;
-      await runOnce(job);
-      // At most one early run per period: under load the ticks run the job anyway. The pause
+      await runOnce(job, false, true);
+      // At most one early run per period: under load the job runs about once a period. The pause
       // must not keep a stopping process alive.
       await new Promise((resolve) => setTimeout(resolve, job.everyMs).unref());
     }
@@ -185,6 +219,7 @@ export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): 
       stopping = true;
       for (const job of jobs) if (job.wakeOn) Atomics.notify(job.wakeOn, 0);
       for (const t of timers) clearInterval(t);
+      for (const t of retries.values()) clearTimeout(t);
       await Promise.all(running.values());
       for (const job of jobs) if (job.flushOnStop) await runOnce(job, true);
     },

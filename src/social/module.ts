@@ -37,7 +37,8 @@ export const fanoutConsumer: OutboxConsumer<FanoutResult> = {
   // A task's time grows with its posts and the timelines they reach; a backlog larger than a
   // batch is worked off in tasks back to back.
   batch: 5000,
-  // Woken by the writer when new events are durable; the tick covers the rest.
+  // Woken by the writer when new events are durable, at most once a period; posts that arrive
+  // within the gap go out when it ends.
   everyMs: 10,
   gapMs: (last) => ((last?.posts ?? 0) >= HEAVY_TASK_POSTS ? HEAVY_GAP_MS : LIGHT_GAP_MS),
   lagMetric: 'perch_fanout_lag',

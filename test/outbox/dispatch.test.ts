@@ -60,13 +60,22 @@ t.test('a failed task leaves the position where it was; the next run gives the s
   t.equal(s.position(), 2);
 });
 
+t.test('a run that hands out every event asks for no later run', async (t) => {
+  const s = setup(t, { gapMs: () => 0 });
+  s.posts(2, 200);
+  t.equal(await dispatchOutbox(s.consumer, s.ctx), undefined);
+  t.same(s.ranges, [{ after: 0, upTo: 2 }]);
+  t.equal(await dispatchOutbox(s.consumer, s.ctx), undefined, 'nor one with nothing new');
+});
+
 t.test('the gap holds the next task back while events keep coming; the final run does not wait', async (t) => {
   const s = setup(t, { gapMs: (last) => (last === undefined ? 0 : 60_000) });
   s.posts(1, 300);
   await dispatchOutbox(s.consumer, s.ctx);
   s.posts(1, 301);
-  await dispatchOutbox(s.consumer, s.ctx);
+  const left = await dispatchOutbox(s.consumer, s.ctx);
   t.same(s.ranges, [{ after: 0, upTo: 1 }], 'the second waits for the gap after a task that succeeded');
+  t.ok(typeof left === 'number' && left > 59_000 && left <= 60_000, `it answers what is left of the gap (${left} ms), for the job to run again then`);
   await dispatchOutbox(s.consumer, s.ctx, true);
   t.same(s.ranges, [{ after: 0, upTo: 1 }, { after: 1, upTo: 2 }], 'taken at shutdown');
   t.equal(s.position(), 2);

@@ -37,9 +37,10 @@ t.test('the position moves only as far as the task got; the next run starts ther
   let limit = 2;
   const s = setup(t, (range) => Math.min(range.upTo, limit));
   s.posts(6, 100);
-  await dispatchOutbox(s.consumer, s.ctx);
+  const later = await dispatchOutbox(s.consumer, s.ctx);
   t.same(s.ranges, [{ after: 0, upTo: 4 }], 'a full batch that stopped early ends the run');
   t.equal(s.position(), 2);
+  t.equal(later, 10, 'and asks for a run a period later (no gap given): the rest waits for nothing else');
   limit = 100;
   await dispatchOutbox(s.consumer, s.ctx);
   t.same(s.ranges.slice(1), [{ after: 2, upTo: 6 }]);
@@ -50,7 +51,7 @@ t.test('no progress leaves the position; an answer outside the range is clamped 
   let answer = 0;
   const s = setup(t, () => answer);
   s.posts(3, 200);
-  await dispatchOutbox(s.consumer, s.ctx, true);
+  t.equal(await dispatchOutbox(s.consumer, s.ctx, true), undefined, 'the final run asks for no later run');
   t.equal(s.position(), 0, 'no progress, and the final run does not spin');
   t.equal(s.ranges.length, 1);
   answer = 99;

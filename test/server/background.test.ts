@@ -53,3 +53,69 @@ t.test("a woken job's tick is skipped within a period of its last run's start", 
   const ticking = { everyMs: 10 };
   t.equal(tickRuns(ticking, 1000, 999), true, 'a job without a wake counter runs at every tick');
 });
+
+t.test('a run that answers a number runs again that many milliseconds later, with no tick or wake', async (t) => {
+  const answers = [30, undefined];
+  const runs: number[] = [];
+  let done: () => void = () => {};
+  const second = new Promise<void>((r) => (done = r));
+  const job: BackgroundJob = {
+    name: 'test.retry',
+    everyMs: 10,
+    tickMs: 3_600_000,
+    wakeOn: new Int32Array(new SharedArrayBuffer(4)),
+    run: () => {
+      runs.push(performance.now());
+      if (runs.length === 2) done();
+      return answers.shift();
+    },
+  };
+  Atomics.add(job.wakeOn!, 0, 1);
+  const background = startBackground([job], ctx);
+  // The counter moved before the start: nothing has run yet, so the hour-long tick is all there is.
+  await new Promise((r) => setTimeout(r, 50));
+  t.same(runs, [], 'no run before a wake');
+  Atomics.add(job.wakeOn!, 0, 1);
+  Atomics.notify(job.wakeOn!, 0);
+  await within(5000, 'the run asked for', second);
+  t.ok(runs[1] - runs[0] >= 25, `the second run came after the time asked for (${(runs[1] - runs[0]).toFixed(1)} ms)`);
+  await new Promise((r) => setTimeout(r, 80));
+  t.equal(runs.length, 2, 'a run that answers nothing asks for no other');
+  await within(5000, 'stop', background.stop());
+});
+
+t.test('a wake during a run that a tick started brings another run after it', async (t) => {
+  const counter = new Int32Array(new SharedArrayBuffer(4));
+  let release: () => void = () => {};
+  let started: () => void = () => {};
+  const firstStarted = new Promise<void>((r) => (started = r));
+  let second: () => void = () => {};
+  const secondRun = new Promise<void>((r) => (second = r));
+  let runs = 0;
+  const job: BackgroundJob = {
+    name: 'test.rerun',
+    // The first tick runs it; the next ones, and the pause after a wake, are an hour away.
+    everyMs: 3_600_000,
+    tickMs: 20,
+    wakeOn: counter,
+    run: () => {
+      runs++;
+      if (runs === 1) {
+        started();
+        return new Promise<void>((r) => (release = r));
+      }
+      second();
+    },
+  };
+  const background = startBackground([job], ctx);
+  await within(5000, 'the first run, from the tick', firstStarted);
+  // The running one may have read before this change: it must be looked at again.
+  Atomics.add(counter, 0, 1);
+  Atomics.notify(counter, 0);
+  await new Promise((r) => setTimeout(r, 30));
+  t.equal(runs, 1, 'not while the first runs');
+  release();
+  await within(5000, 'the run after it', secondRun);
+  t.equal(runs, 2);
+  await within(5000, 'stop', background.stop());
+});
