@@ -62,8 +62,9 @@ const seenWithout = new WeakMap<object, Map<string, number>>();
  * Hands the pending events to the consumer's task, in order, a batch at a time. It keeps going
  * only while batches are full (a backlog); otherwise the next wake-up or tick picks up what
  * arrived meanwhile. The final run at shutdown takes everything. While events wait out the gap
- * after a task, it answers how many milliseconds are left of the gap: the job runs again then,
- * instead of looking at every tick.
+ * after a task, it answers how many milliseconds are left of the gap, and at least a period
+ * (everyMs, the pace the wake-ups keep too): the job runs again then, instead of looking at
+ * every tick.
  */
 export async function dispatchOutbox(consumer: OutboxConsumer, ctx: BackgroundContext, final = false): Promise<number | undefined> {
   const outbox = outboxOf(ctx.sqlite);
@@ -74,7 +75,7 @@ export async function dispatchOutbox(consumer: OutboxConsumer, ctx: BackgroundCo
     const previous = lastTasks.get(consumer);
     if (first && !final && previous && consumer.gapMs) {
       const left = consumer.gapMs(previous.result) - (performance.now() - previous.start);
-      if (left > 0) return left;
+      if (left > 0) return Math.max(left, consumer.everyMs);
     }
     const last = outbox.position(consumer.name);
     const newest = outbox.newest();
