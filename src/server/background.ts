@@ -31,9 +31,8 @@ export interface BackgroundContext {
 export interface BackgroundJob {
   name: string;
   /**
-   * How often the job runs. For a job with a wake counter, the least time between two runs the
-   * counter starts: after such a run it waits this long before it listens again, so that a
-   * steady load runs it about once a period.
+   * How often the job runs. For a job with a wake counter, the least time from the start of one
+   * run the counter brings to the start of the next: a steady load runs it about once a period.
    */
   everyMs: number;
   /**
@@ -48,7 +47,8 @@ export interface BackgroundJob {
    * A shared counter (slot 0) that also starts the job when it moves, without waiting for its
    * next tick. A tick that comes within `everyMs` of a run's start is skipped, so that while
    * the counter keeps moving the job runs about once a period instead of twice. A move during a
-   * run starts another run right after it: the running one may have read before the change.
+   * run brings another run after it, a period from its start: the running one may have read
+   * before the change.
    */
   wakeOn?: Int32Array;
   /**
@@ -177,7 +177,8 @@ export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): 
         log.error('background job failed', { job: job.name, ...errorFields(err) });
       } finally {
         running.delete(job.name);
-        if (again.delete(job.name) && !stopping) void runOnce(job);
+        // At the job's pace: a period from this run's start, as the wake-ups keep it.
+        if (again.delete(job.name) && !stopping) retryIn(job, Math.max(0, job.everyMs - (performance.now() - started.get(job.name)!)));
       }
     })();
     running.set(job.name, p);
@@ -208,9 +209,11 @@ export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): 
       if (stopping || now === seen) continue;
       seen = now;
       await runOnce(job, false, true);
-      // At most one early run per period: under load the job runs about once a period. The pause
-      // must not keep a stopping process alive.
-      await new Promise((resolve) => setTimeout(resolve, job.everyMs).unref());
+      // At most one run per period, counted from the last run's start: while the counter keeps
+      // moving the job runs about once a period (or back to back, when a run takes longer). The
+      // pause must not keep a stopping process alive.
+      const pause = job.everyMs - (performance.now() - (started.get(job.name) ?? 0));
+      if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause).unref());
     }
   }
 

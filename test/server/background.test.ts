@@ -84,38 +84,41 @@ t.test('a run that answers a number runs again that many milliseconds later, wit
   await within(5000, 'stop', background.stop());
 });
 
-t.test('a wake during a run that a tick started brings another run after it', async (t) => {
+t.test('a wake during a run that a retry started brings another run after it, a period from its start', async (t) => {
   const counter = new Int32Array(new SharedArrayBuffer(4));
+  const starts: number[] = [];
   let release: () => void = () => {};
-  let started: () => void = () => {};
-  const firstStarted = new Promise<void>((r) => (started = r));
-  let second: () => void = () => {};
-  const secondRun = new Promise<void>((r) => (second = r));
-  let runs = 0;
+  const signals: Array<() => void> = [];
+  const started = (n: number) => new Promise<void>((r) => (signals[n] = r));
+  const secondStarted = started(1);
+  const thirdStarted = started(2);
   const job: BackgroundJob = {
     name: 'test.rerun',
-    // The first tick runs it; the next ones, and the pause after a wake, are an hour away.
-    everyMs: 3_600_000,
-    tickMs: 20,
+    everyMs: 50,
+    tickMs: 3_600_000, // no tick within the test
     wakeOn: counter,
     run: () => {
-      runs++;
-      if (runs === 1) {
-        started();
-        return new Promise<void>((r) => (release = r));
-      }
-      second();
+      starts.push(performance.now());
+      signals[starts.length - 1]?.();
+      if (starts.length === 1) return 100; // asks for the run the next wake will meet
+      if (starts.length === 2) return new Promise<void>((r) => (release = r));
     },
   };
   const background = startBackground([job], ctx);
-  await within(5000, 'the first run, from the tick', firstStarted);
-  // The running one may have read before this change: it must be looked at again.
-  Atomics.add(counter, 0, 1);
-  Atomics.notify(counter, 0);
-  await new Promise((r) => setTimeout(r, 30));
-  t.equal(runs, 1, 'not while the first runs');
+  const wake = () => {
+    Atomics.add(counter, 0, 1);
+    Atomics.notify(counter, 0);
+  };
+  wake();
+  await within(5000, 'the run the retry started', secondStarted);
+  // The running one may have read before this change: it must be looked at again. The wake-up
+  // loop only meets the running run, and after it waits for the next move, which never comes.
+  wake();
+  await new Promise((r) => setTimeout(r, 10));
+  t.equal(starts.length, 2, 'not while the second runs');
   release();
-  await within(5000, 'the run after it', secondRun);
-  t.equal(runs, 2);
+  await within(5000, 'the run after it', thirdStarted);
+  t.equal(starts.length, 3);
+  t.ok(starts[2] - starts[1] >= 45, `a period from the second's start (${(starts[2] - starts[1]).toFixed(1)} ms)`);
   await within(5000, 'stop', background.stop());
 });
