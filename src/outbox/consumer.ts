@@ -58,6 +58,11 @@ const lastTasks = new WeakMap<OutboxConsumer, { start: number; result: unknown }
  */
 const seenWithout = new WeakMap<object, Map<string, number>>();
 
+/** What is left of the gap after `task` (its start and answer), in milliseconds: 0 or less, none. */
+function gapLeft(consumer: OutboxConsumer, task: { start: number; result: unknown }): number {
+  return (consumer.gapMs?.(task.result) ?? 0) - (performance.now() - task.start);
+}
+
 /**
  * Hands the pending events to the consumer's task, in order, a batch at a time. It keeps going
  * only while batches are full (a backlog); otherwise the next wake-up or tick picks up what
@@ -74,7 +79,7 @@ export async function dispatchOutbox(consumer: OutboxConsumer, ctx: BackgroundCo
     // dispatcher then reads nothing either (a post load wakes it many times per gap).
     const previous = lastTasks.get(consumer);
     if (first && !final && previous && consumer.gapMs) {
-      const left = consumer.gapMs(previous.result) - (performance.now() - previous.start);
+      const left = gapLeft(consumer, previous);
       if (left > 0) return Math.max(left, consumer.everyMs);
     }
     const last = outbox.position(consumer.name);
@@ -105,7 +110,7 @@ export async function dispatchOutbox(consumer: OutboxConsumer, ctx: BackgroundCo
     // at shutdown: what it left stays in the outbox for the next start.
     if (upTo < range.upTo) {
       if (final) return;
-      return Math.max(consumer.everyMs, (consumer.gapMs?.(task.result) ?? 0) - (performance.now() - task.start));
+      return Math.max(consumer.everyMs, gapLeft(consumer, task));
     }
     if (!final && range.upTo - after < consumer.batch) return;
   }

@@ -70,8 +70,8 @@ export function outboxCapability(capabilities: readonly Capability[]): Capabilit
     writerSignals: (db) => {
       const outbox = outboxOf(db);
       return [
-        { name: OUTBOX_SIGNAL, moved: () => outbox.takeAppended() },
-        ...typed.map((p) => ({ name: outboxSignal(p.name), moved: outbox.watchTypes(p.types!) })),
+        { name: OUTBOX_SIGNAL, moved: outbox.watch() },
+        ...typed.map((p) => ({ name: outboxSignal(p.name), moved: outbox.watch(p.types) })),
       ];
     },
     jobs: (ctx) => [

@@ -67,10 +67,8 @@ export class OutboxStore {
   private readonly firstOfTypesStmts = new Map<string, Statement>();
   private readonly typedLagStmts = new Map<string, Statement>();
   private readonly rangeStmt: Statement;
-  /** Events appended through this store since `takeAppended` last asked. */
-  private appended = 0;
-  /** Lists of types someone watches (watchTypes), each with whether one was appended since it asked. */
-  private readonly watchers: Array<{ types: ReadonlySet<string>; appended: boolean }> = [];
+  /** Who watches appends (watch): the types watched (null: all), and whether one came since it asked. */
+  private readonly watchers: Array<{ types: ReadonlySet<string> | null; appended: boolean }> = [];
 
   constructor(private readonly db: Sqlite) {
     this.insert = db.prepare(`INSERT INTO ${EVENT_INSERT} VALUES ${ROW}`);
@@ -95,7 +93,7 @@ export class OutboxStore {
   /** Appends an event, in the caller's transaction. */
   append(e: OutboxEvent): void {
     this.insert.run(e.type, e.actorId, e.recipientId, e.postId, e.payload, e.createdAt);
-    this.noteAppended(e.type, 1);
+    this.noteAppended(e.type);
   }
 
   /**
@@ -107,12 +105,11 @@ export class OutboxStore {
    */
   appendUniform(type: string, payload: string, rows: number, values: readonly unknown[]): void {
     this.uniformInsert(type, payload, rows).run(values);
-    this.noteAppended(type, rows);
+    this.noteAppended(type);
   }
 
-  private noteAppended(type: string, rows: number): void {
-    this.appended += rows;
-    for (const w of this.watchers) if (w.types.has(type)) w.appended = true;
+  private noteAppended(type: string): void {
+    for (const w of this.watchers) if (w.types === null || w.types.has(type)) w.appended = true;
   }
 
   private uniformInsert(type: string, payload: string, rows: number): Statement {
@@ -126,19 +123,12 @@ export class OutboxStore {
     return statement;
   }
 
-  /** Whether events were appended through this store since the last call. */
-  takeAppended(): boolean {
-    const moved = this.appended > 0;
-    this.appended = 0;
-    return moved;
-  }
-
   /**
-   * A function that tells whether events of one of `types` were appended through this store since
-   * it last asked (the writer's typed signals: outbox/module.ts).
+   * A function that tells whether events were appended through this store since it last asked:
+   * events of one of `types`, or of any type without them (the writer's signals, outbox/module.ts).
    */
-  watchTypes(types: readonly string[]): () => boolean {
-    const watcher = { types: new Set(types), appended: false };
+  watch(types?: readonly string[]): () => boolean {
+    const watcher = { types: types ? new Set(types) : null, appended: false };
     this.watchers.push(watcher);
     return () => {
       const appended = watcher.appended;

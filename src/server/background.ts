@@ -150,6 +150,9 @@ export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): 
   /** Each job's retry (run asked for a later run), at most one. */
   const retries = new Map<string, NodeJS.Timeout>();
 
+  /** Milliseconds until a period has passed since the job's last run started (0 or less: it has). */
+  const periodLeft = (job: BackgroundJob): number => job.everyMs - (performance.now() - (started.get(job.name) ?? -Infinity));
+
   const retryIn = (job: BackgroundJob, ms: number): void => {
     clearTimeout(retries.get(job.name));
     const timer = setTimeout(() => {
@@ -178,7 +181,7 @@ export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): 
       } finally {
         running.delete(job.name);
         // At the job's pace: a period from this run's start, as the wake-ups keep it.
-        if (again.delete(job.name) && !stopping) retryIn(job, Math.max(0, job.everyMs - (performance.now() - started.get(job.name)!)));
+        if (again.delete(job.name) && !stopping) retryIn(job, Math.max(0, periodLeft(job)));
       }
     })();
     running.set(job.name, p);
@@ -212,7 +215,7 @@ export function startBackground(jobs: BackgroundJob[], ctx: BackgroundContext): 
       // At most one run per period, counted from the last run's start: while the counter keeps
       // moving the job runs about once a period (or back to back, when a run takes longer). The
       // pause must not keep a stopping process alive.
-      const pause = job.everyMs - (performance.now() - (started.get(job.name) ?? 0));
+      const pause = periodLeft(job);
       if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause).unref());
     }
   }
