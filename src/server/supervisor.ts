@@ -10,6 +10,7 @@ import type { Config } from '../config';
 import { resolveLogFormat } from '../core/log-line';
 import { StartupError, ensureDataDir, secureDataDir } from '../store/data-dir';
 import { registerServer, unregisterServer } from '../store/server-registry';
+import { holdServerLock } from '../store/server-lock';
 import { VERSION } from '../version';
 import { groupCommitMetrics, processMetrics } from './process-metrics';
 import { memoryMetrics } from './memory-metrics';
@@ -23,7 +24,7 @@ import { loadNativeUws } from '../http/uws';
 import { openSqlite, type Sqlite } from '../store/sqlite';
 import { startupTasks } from './startup-tasks';
 import { migrate } from '../store/migration';
-import { clearStaleReaders, openHotStore, tolerateHotStoreCommitFailures, type HotStore } from '../store/lmdb';
+import { HotStoreDamagedError, clearStaleReaders, openHotStore, tolerateHotStoreCommitFailures, type HotStore } from '../store/lmdb';
 import { loadedLmdbAddon } from '../store/lmdb-build';
 import { leaseNodeId, liveLeases } from '../store/node-lease';
 import { CAPABILITIES, allMigrations, signalLayout } from '../capabilities';
@@ -128,10 +129,20 @@ export async function serve(opts: ServeOptions): Promise<void> {
   }
   const applied = migrate(sqlite, allMigrations());
   for (const m of applied) log.info('migration applied', { version: m.version, name: m.name });
-  const hot: HotStore = openHotStore(dataDir, {
-    repair: true,
-    onRepaired: (r) => log.warn('hot store damaged: moved aside, started an empty one', { reason: r.reason, moved_to: r.movedTo }),
-  });
+  let hot: HotStore;
+  try {
+    hot = openHotStore(dataDir, {
+      repair: true,
+      onRepaired: (r) => log.warn('hot store damaged: moved aside, started an empty one', { reason: r.reason, moved_to: r.movedTo }),
+    });
+  } catch (err) {
+    // Damaged under another server on the same directory: that server's to replace.
+    if (err instanceof HotStoreDamagedError) throw new StartupError(err.message);
+    throw err;
+  }
+  // Held from here to the process's end: a command (or another server starting) then never moves
+  // this server's hot store aside (store/server-lock.ts).
+  const serverLock = holdServerLock(dataDir);
   const addon = loadedLmdbAddon();
   if (!addon.fixed) {
     log.warn("hot store: lmdb runs a prebuilt addon, without perch's fixes: a command run beside this server (keygen, keys revoke, flags, import, status) can make its hot store writes fail or lose one, and a full disk can crash it; npm install builds the fixed one (docs/architecture.md)", {
@@ -380,6 +391,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
       lease.release();
       sqlite.close();
       await hot.close();
+      serverLock.release();
     } catch (err) {
       log.error('closing stores failed', errorFields(err));
     }

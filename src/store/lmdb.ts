@@ -9,7 +9,8 @@
 // `repair` also checks every page the newest snapshot reaches from the file's bytes
 // (core/lmdb-tree.ts), then reads the whole environment in a child process, where a crash costs
 // only the child; a damaged environment is then moved aside and an empty one started in its
-// place (docs/architecture.md, "A damaged hot store").
+// place, unless a server runs on the data directory (store/server-lock.ts): the environment is
+// then that server's, and left in place (docs/architecture.md, "A damaged hot store").
 import Database from 'better-sqlite3';
 import { open, type Database as LmdbDatabase, type RootDatabase } from 'lmdb';
 import { spawnSync } from 'node:child_process';
@@ -18,6 +19,7 @@ import { join } from 'node:path';
 import { LMDB_HEADER_READ_BYTES, lmdbHeaderProblem, lmdbPageSize } from '../core/lmdb-header';
 import { lmdbTreeProblem, newestMeta } from '../core/lmdb-tree';
 import { log } from '../log';
+import { serverRunsOn } from './server-lock';
 import { isBusy } from './sqlite';
 
 export type LmdbDb<V = unknown, K extends import('lmdb').Key = import('lmdb').Key> = LmdbDatabase<V, K>;
@@ -320,6 +322,13 @@ export function openHotStore(dataDir: string, options: OpenHotStoreOptions = {})
     let repaired: Repair | undefined;
     if ('problem' in opened) {
       if (!repair) throw new HotStoreDamagedError(`the hot store in ${path} is damaged (${opened.problem}); perch serve replaces it`);
+      // A server keeps its environment open: moved aside, it would go on writing the renamed
+      // files while this process started an empty store in their place.
+      if (serverRunsOn(dataDir)) {
+        throw new HotStoreDamagedError(
+          `the hot store in ${path} looks damaged (${opened.problem}), and a server is running on ${dataDir}: stop it, then start it again (perch serve replaces a damaged hot store as it starts)`,
+        );
+      }
       repaired = { reason: opened.problem, movedTo: moveAside(path) };
       opened = { root: openRoot(path) };
     }

@@ -6,6 +6,8 @@ import { cpSync, openSync, readFileSync, readdirSync, rmSync, writeSync, closeSy
 import { join } from 'node:path';
 import { runCli, startServer, tempDataDir, type Key, type TestServer } from '../helpers/server';
 import { create, shorten, waitFor } from './links-helpers';
+import { serverLockHolder } from '../helpers/server-lock';
+import { serverRunsOn } from '../../src/store/server-lock';
 
 const CONFIG = {
   anomaly: { max_links: 3, window_seconds: 10, max_same_domain: 1000, domain_window_seconds: 60, cooloff_seconds: 3600 },
@@ -177,3 +179,34 @@ for (const name of Object.keys(DAMAGES)) {
     await servesAsBefore(t, server);
   });
 }
+
+t.test('beside a running server, a command or a second server leaves a damaged store in place and says why', async (t) => {
+  const dir = damaged('zeroed header');
+  const server = serverLockHolder(dir);
+  await server.held;
+  const refusal = /^perch: the hot store in .*lmdb looks damaged \(page 0 is not a meta page\), and a server is running on .*: stop it, then start it again \(perch serve replaces a damaged hot store as it starts\)$/m;
+  const keygen = await runCli(['keygen', '--user', 'dave', '--json', '--data', dir]);
+  t.equal(keygen.code, 1);
+  t.match(keygen.stderr, refusal);
+  t.equal(keygen.stdout, '', 'no key made');
+  const serve = await runCli(['serve', '--port', '0', '--data', dir]);
+  t.equal(serve.code, 1);
+  t.match(serve.stderr, refusal, 'the second server refused to start (it did not run into the timeout)');
+  t.same(movedAside(dir), [], 'nothing moved aside');
+
+  await server.kill();
+  const after = await runCli(['keygen', '--user', 'dave', '--json', '--data', dir]);
+  t.equal(after.code, 0, `the server gone, the command repairs: ${after.stderr}`);
+  t.equal(movedAside(dir).length, 1);
+});
+
+t.test('a running server holds its data directory until it stops', async (t) => {
+  const dir = copy();
+  t.equal(serverRunsOn(dir), false);
+  const server = await startServer({ dataDir: dir, config: CONFIG });
+  t.equal(serverRunsOn(dir), true);
+  const status = await runCli(['status', '--json', '--data', dir]);
+  t.equal(status.code, 0, `a command beside it runs: ${status.stderr}`);
+  await server.close();
+  t.equal(serverRunsOn(dir), false);
+});

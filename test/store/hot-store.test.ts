@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { endWithTestProcess, tempDataDir } from '../helpers/server';
 import { tempStore, addUsers } from '../helpers/store';
 import { HotStoreDamagedError, OPEN_LOCK_FILE, openHotStore, type Repair } from '../../src/store/lmdb';
+import { SERVER_LOCK_FILE } from '../../src/store/server-lock';
+import { serverLockHolder } from '../helpers/server-lock';
 import { openFlagMirror, rebuildFlagMirror } from '../../src/links/anomaly';
 import { LinkStore } from '../../src/links/store';
 
@@ -144,4 +146,26 @@ t.test('rebuildFlagMirror puts back every active flag, and only those', async (t
   const mirror = openFlagMirror(hot);
   t.equal(rebuildFlagMirror(store, mirror, now), 1);
   t.same([...mirror.getRange({})].map(({ key, value }) => [key, value]), [['11', now + 600_000]]);
+});
+
+t.test('with repair, a damaged store under a running server is left in place, named as such', async (t) => {
+  const dir = dataDir(t);
+  await seeded(dir);
+  zeroHeader(dir);
+  const server = serverLockHolder(dir);
+  await server.held;
+  const repairs: Repair[] = [];
+  t.throws(
+    () => openHotStore(dir, { repair: true, onRepaired: (r) => repairs.push(r) }),
+    new HotStoreDamagedError(
+      `the hot store in ${join(dir, 'lmdb')} looks damaged (page 0 is not a meta page), and a server is running on ${dir}: stop it, then start it again (perch serve replaces a damaged hot store as it starts)`,
+    ),
+  );
+  t.same(repairs, []);
+  t.same(readdirSync(dir).sort(), ['lmdb', OPEN_LOCK_FILE, SERVER_LOCK_FILE], 'nothing moved aside');
+  await server.kill();
+  const hot = openHotStore(dir, { repair: true, onRepaired: (r) => repairs.push(r) });
+  t.equal(repairs.length, 1, 'repaired once the server is gone');
+  t.equal(hot.recovered, true);
+  await hot.close();
 });
