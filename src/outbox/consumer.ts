@@ -42,6 +42,11 @@ export interface OutboxConsumer<R = unknown> {
    * and the rest waits for the next run. Default: the whole range.
    */
   doneUpTo?(result: R): number;
+  /**
+   * Told of each task's answer once the position has moved past what it did, in the supervisor:
+   * for work that follows from it (search indexing wakes the job that applies its writes).
+   */
+  afterTask?(result: R, ctx: BackgroundContext): void;
   /** Prefix of its lag gauges in /metrics (`<prefix>_events`, `<prefix>_seconds`). */
   lagMetric?: string;
   /**
@@ -106,6 +111,7 @@ export async function dispatchOutbox(consumer: OutboxConsumer, ctx: BackgroundCo
     task.result = await ctx.runTask(consumer.tasks, consumer.task, range as never);
     const upTo = consumer.doneUpTo ? Math.max(last, Math.min(range.upTo, consumer.doneUpTo(task.result))) : range.upTo;
     if (upTo > last) await writes.run('advanceConsumer', { name: consumer.name, seq: upTo, now: new Date().toISOString() });
+    consumer.afterTask?.(task.result, ctx);
     // A task that stopped early waits for its next run, after its gap and at least a period, even
     // at shutdown: what it left stays in the outbox for the next start.
     if (upTo < range.upTo) {

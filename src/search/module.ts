@@ -29,6 +29,9 @@ export function indexConsumerName(partition: number): string {
   return `search_index_${partition}_of_${INDEX_PARTITIONS}`;
 }
 
+/** Raised in the supervisor when the indexer had writes accepted into the engine's queue. */
+export const SEARCH_QUEUED_SIGNAL = 'search.queued';
+
 export const INDEX_CONSUMERS: ReadonlyArray<OutboxConsumer<IndexResult>> = Array.from({ length: INDEX_PARTITIONS }, (_, p) => ({
   name: indexConsumerName(p),
   tasks: SEARCH_TASKS,
@@ -41,10 +44,20 @@ export const INDEX_CONSUMERS: ReadonlyArray<OutboxConsumer<IndexResult>> = Array
   gapMs: (last) => (last ? last.elapsedMs + last.waitMs : 0),
   // The position moves only past what the engine accepted.
   doneUpTo: (result) => result.upTo,
+  // Accepted writes wait in the engine's queue: the apply job looks at it.
+  afterTask: (result, ctx) => {
+    if (result.writes > 0) ctx.signals.raise(SEARCH_QUEUED_SIGNAL);
+  },
 }));
 
-/** How often the supervisor looks at the engine's write queue, and the most one apply task runs. */
+/**
+ * The apply job looks at the engine's write queue when the indexer had writes accepted (the
+ * signal), at most once a period, and once a tick besides, for writes queued by another process
+ * and for an apply that failed. It does not poll: a server at rest never wakes for it.
+ */
 const APPLY_LOOK_EVERY_MS = 50;
+const APPLY_TICK_MS = 1000;
+/** The most one apply task runs. */
 const APPLY_RUN_MS = 200;
 /**
  * Queued writes are applied once as many wait as the write budget still counts as no backlog (a
@@ -93,6 +106,7 @@ export const search: Capability = {
   migrations: MIGRATIONS,
   tasks: SEARCH_TASKS,
   consumers: INDEX_CONSUMERS,
+  signals: [SEARCH_QUEUED_SIGNAL],
   async prepare(ctx) {
     // The engine's database is made here, before any thread opens it. An index never built (a
     // new install, or posts made before search existed) is built from the posts once; the
@@ -115,18 +129,25 @@ export const search: Capability = {
       {
         name: 'search.apply',
         everyMs: APPLY_LOOK_EVERY_MS,
+        tickMs: APPLY_TICK_MS,
+        wakeOn: ctx.signals.counter(SEARCH_QUEUED_SIGNAL),
         flushOnStop: true,
         async run(c, final) {
-          const depth = supervisorIndex(c).queueDepth();
+          const index = supervisorIndex(c);
+          const depth = index.queueDepth();
           if (depth === 0) {
             waitingSince = null;
             return;
           }
           const now = performance.now();
           waitingSince ??= now;
-          if (!applyDue(depth, now - waitingSince, applyAt, final)) return;
+          const waited = now - waitingSince;
+          // Not due yet: the job looks again when they will have waited long enough.
+          if (!applyDue(depth, waited, applyAt, final)) return Math.max(APPLY_LOOK_EVERY_MS, APPLY_WAIT_MS - waited);
           waitingSince = null;
           await c.runTask(SEARCH_TASKS, 'search.apply', { maxMs: APPLY_RUN_MS });
+          // A run that ran out of time left writes queued: the next goes on after a period.
+          if (!final && index.queueDepth() > 0) return APPLY_LOOK_EVERY_MS;
         },
       },
       {

@@ -118,3 +118,20 @@ t.test('a consumer of some event types takes a backlog of them in full batches f
   t.same(s.ranges, [{ after: 5, upTo: 8 }, { after: 8, upTo: 10 }], 'the likes are events 6 to 9; the ranges start at them');
   t.equal(s.position(), 10);
 });
+
+t.test("afterTask hears each task's answer once its position has moved, and not of a failed task", async (t) => {
+  const heard: Array<{ result: number; position: number }> = [];
+  const s = setup(t, {
+    afterTask: (result, ctx) => {
+      t.equal(ctx, s.ctx, 'with the background context');
+      heard.push({ result, position: outboxOf(s.db).position('test') });
+    },
+  });
+  s.posts(4, 400);
+  await dispatchOutbox(s.consumer, s.ctx);
+  t.same(heard, [{ result: 3, position: 3 }, { result: 1, position: 4 }]);
+  s.posts(1, 500);
+  s.failNextTask();
+  await t.rejects(dispatchOutbox(s.consumer, s.ctx), /task failed/);
+  t.equal(heard.length, 2);
+});
