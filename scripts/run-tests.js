@@ -7,6 +7,7 @@
 const { spawn, spawnSync } = require('node:child_process');
 const { existsSync, readdirSync } = require('node:fs');
 const path = require('node:path');
+const { availableParallelism } = require('node:os');
 
 const root = path.join(__dirname, '..');
 const tap = path.join(root, 'node_modules', '.bin', 'tap');
@@ -25,10 +26,17 @@ function testFiles(dir) {
     .sort();
 }
 
+/**
+ * Test files each run runs at once: as many as there are cores. tap's own default leaves one core
+ * free (one file at a time on two cores); with the two runs side by side that still left the cores
+ * partly idle while the end-to-end tests wait on the servers they booted.
+ */
+const JOBS = availableParallelism();
+
 function runTap(label, testFiles, env) {
   if (testFiles.length === 0) return Promise.resolve({ pass: 0, fail: 0, output: '' });
   return new Promise((resolve) => {
-    const child = spawn(tap, ['--disable-coverage', '--timeout=180', '--reporter=terse', ...testFiles], {
+    const child = spawn(tap, ['--disable-coverage', '--timeout=180', '--reporter=terse', `--jobs=${JOBS}`, ...testFiles], {
       cwd: root,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
