@@ -24,7 +24,7 @@ import { loadNativeUws } from '../http/uws';
 import { openSqlite, type Sqlite } from '../store/sqlite';
 import { startupTasks } from './startup-tasks';
 import { migrate } from '../store/migration';
-import { HotStoreDamagedError, clearStaleReaders, openHotStore, tolerateHotStoreCommitFailures, type HotStore } from '../store/lmdb';
+import { clearStaleReaders, openHotStore, tolerateHotStoreCommitFailures, type HotStore } from '../store/lmdb';
 import { loadedLmdbAddon } from '../store/lmdb-build';
 import { leaseNodeId, liveLeases } from '../store/node-lease';
 import { CAPABILITIES, allMigrations, signalLayout } from '../capabilities';
@@ -129,17 +129,12 @@ export async function serve(opts: ServeOptions): Promise<void> {
   }
   const applied = migrate(sqlite, allMigrations());
   for (const m of applied) log.info('migration applied', { version: m.version, name: m.name });
-  let hot: HotStore;
-  try {
-    hot = openHotStore(dataDir, {
-      repair: true,
-      onRepaired: (r) => log.warn('hot store damaged: moved aside, started an empty one', { reason: r.reason, moved_to: r.movedTo }),
-    });
-  } catch (err) {
-    // Damaged under another server on the same directory: that server's to replace.
-    if (err instanceof HotStoreDamagedError) throw new StartupError(err.message);
-    throw err;
-  }
+  // Damaged under another server on the same directory, it is left to that server: the start
+  // fails with HotStoreDamagedError's line.
+  const hot: HotStore = openHotStore(dataDir, {
+    repair: true,
+    onRepaired: (r) => log.warn('hot store damaged: moved aside, started an empty one', { reason: r.reason, moved_to: r.movedTo }),
+  });
   // Held from here to the process's end: a command (or another server starting) then never moves
   // this server's hot store aside (store/server-lock.ts).
   const serverLock = holdServerLock(dataDir);
