@@ -6,7 +6,7 @@ import { cpSync, openSync, readFileSync, readdirSync, rmSync, writeSync, closeSy
 import { join } from 'node:path';
 import { runCli, startServer, tempDataDir, type Key, type TestServer } from '../helpers/server';
 import { create, shorten, waitFor } from './links-helpers';
-import { serverLockHolder } from '../helpers/server-lock';
+import { serverLockHolder } from '../helpers/lock-holder';
 import { serverRunsOn } from '../../src/store/server-lock';
 
 const CONFIG = {

@@ -4,14 +4,13 @@
 // process killed during its turn does not hold up the next. And the flag mirror rebuilt from
 // SQLite.
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { endWithTestProcess, tempDataDir } from '../helpers/server';
+import { tempDataDir } from '../helpers/server';
 import { tempStore, addUsers } from '../helpers/store';
 import { HotStoreDamagedError, OPEN_LOCK_FILE, openHotStore, type Repair } from '../../src/store/lmdb';
 import { SERVER_LOCK_FILE } from '../../src/store/server-lock';
-import { serverLockHolder } from '../helpers/server-lock';
+import { openLockHolder, serverLockHolder } from '../helpers/lock-holder';
 import { openFlagMirror, rebuildFlagMirror } from '../../src/links/anomaly';
 import { LinkStore } from '../../src/links/store';
 
@@ -79,53 +78,25 @@ t.test('with repair, a damaged store is moved aside once, and the rebuild stays 
   await last.close();
 });
 
-/**
- * Another process that takes the data directory's open lock (as an open does), says `held` on
- * stdout, and after `holdMs` writes `marker` and lets go; with no `holdMs` it holds until killed.
- */
-function lockHolder(dir: string, marker: string, holdMs?: number) {
-  const script = `
-    const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))});
-    const lock = new Database(${JSON.stringify(join(dir, OPEN_LOCK_FILE))});
-    lock.exec('BEGIN EXCLUSIVE');
-    process.stdout.write('held\\n');
-    const hold = ${holdMs === undefined ? 'null' : holdMs};
-    if (hold === null) setInterval(() => {}, 1000);
-    else setTimeout(() => {
-      require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'let go');
-      lock.exec('COMMIT');
-    }, hold);`;
-  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  // A holder with no holdMs never ends by itself: it ends with this file's process if a test fails.
-  endWithTestProcess(child);
-  const held = new Promise<void>((resolve, reject) => {
-    child.stdout.once('data', () => resolve());
-    child.once('exit', (code) => reject(new Error(`the lock holder exited with ${code} before holding`)));
-  });
-  return { child, held };
-}
-
 t.test("an open waits for another process's open to finish", async (t) => {
   const dir = dataDir(t);
   await seeded(dir);
   const marker = join(dir, 'let-go');
-  const holder = lockHolder(dir, marker, 300);
+  const holder = openLockHolder(dir, marker, 300);
   await holder.held;
   const hot = openHotStore(dir, { repair: true });
   t.ok(existsSync(marker), 'it opened only once the other process had let go');
   t.equal(hot.db<string, string>('things').get('kept'), 'yes');
   await hot.close();
-  await new Promise((resolve) => holder.child.once('exit', resolve));
+  await holder.exited;
 });
 
 t.test('a process killed during its open does not hold up the next one', async (t) => {
   const dir = dataDir(t);
   await seeded(dir);
-  const holder = lockHolder(dir, join(dir, 'never'));
+  const holder = openLockHolder(dir, join(dir, 'never'));
   await holder.held;
-  const exited = new Promise((resolve) => holder.child.once('exit', resolve));
-  holder.child.kill('SIGKILL');
-  await exited;
+  await holder.kill();
   const hot = openHotStore(dir, { repair: true });
   t.equal(hot.db<string, string>('things').get('kept'), 'yes', 'opened at once: the lock ended with its process');
   t.notOk(existsSync(join(dir, 'never')));

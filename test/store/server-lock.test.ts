@@ -4,7 +4,7 @@ import t from 'tap';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDataDir } from '../helpers/server';
-import { serverLockHolder } from '../helpers/server-lock';
+import { serverLockHolder } from '../helpers/lock-holder';
 import { SERVER_LOCK_FILE, holdServerLock, serverRunsOn } from '../../src/store/server-lock';
 
 function dataDir(t: { teardown(fn: () => unknown): void }): string {
