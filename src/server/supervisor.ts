@@ -100,6 +100,8 @@ function httpOnMainThread(data: ThreadData, hot: HotStore): HttpEndpoint {
 interface ThreadHandle {
   worker: HttpEndpoint;
   index: number;
+  /** Listening: it answers requests and metrics collections. */
+  ready: boolean;
   stopped: boolean;
   exited: Promise<void>;
   /** Answers its last request: on 'http-stopped' from a thread that runs the writer, else on exit. */
@@ -183,7 +185,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     help: 'HTTP threads serving requests.',
     registers: [supervisorRegistry],
     collect() {
-      this.set(threads.filter((t) => !t.stopped).length);
+      this.set(threads.filter((t) => t.ready && !t.stopped).length);
     },
   });
   new Gauge({
@@ -215,6 +217,9 @@ export async function serve(opts: ServeOptions): Promise<void> {
     },
   });
 
+  // Every HTTP thread started, from its start on: one that is still starting when a stop comes is
+  // stopped too (it handles the message once it listens), or the process would end while its uWS
+  // handles are open, which Node.js answers with an abort.
   const threads: ThreadHandle[] = [];
   let shuttingDown = false;
   let collectId = 0;
@@ -222,7 +227,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   async function collectMetrics(): Promise<string> {
     const id = ++collectId;
-    const live = threads.filter((t) => !t.stopped);
+    const live = threads.filter((t) => t.ready && !t.stopped);
     const parts = await new Promise<MetricsJson[]>((done) => {
       const entry = { parts: [] as MetricsJson[], waiting: live.length, done };
       collecting.set(id, entry);
@@ -286,15 +291,18 @@ export async function serve(opts: ServeOptions): Promise<void> {
     const handle: ThreadHandle = {
       worker,
       index,
+      ready: false,
       stopped: false,
       exited: new Promise((r) => (resolveExit = r)),
       httpStopped: new Promise((r) => (resolveHttpStopped = r)),
     };
+    threads.push(handle);
     return new Promise((ready, fail) => {
       worker.on('message', (m: ToSupervisor) => {
         switch (m.type) {
           case 'ready':
             log.debug('http thread ready', { index, node_id: m.nodeId });
+            handle.ready = true;
             ready(handle);
             break;
           case 'listen-failed':
@@ -397,8 +405,11 @@ export async function serve(opts: ServeOptions): Promise<void> {
   process.on('SIGTERM', () => void shutdown(0));
   process.on('SIGINT', () => void shutdown(0));
 
+  // A stop (SIGTERM, a failed writer) may come at any moment of the start: from then on, the start
+  // starts nothing more (shutdown stops what was started and ends the process).
   try {
     await startWriter();
+    if (shuttingDown) return;
     // The work before listening (a first fill of the code pool, a first search index) runs on
     // this thread (server/startup-tasks.ts): in the server's pool, the threads it started would
     // stay up, with their heaps, for the idle timeout after start, and any thread started for it
@@ -412,17 +423,19 @@ export async function serve(opts: ServeOptions): Promise<void> {
     } finally {
       startup.end();
     }
+    if (shuttingDown) return;
     // The HTTP threads start side by side: each spends most of its start loading modules into
-    // its own isolate. Only those that became ready are stopped at shutdown; one that failed
-    // has already been terminated, and the first failure ends start-up.
+    // its own isolate. The first failure ends start-up (a thread that failed to listen has been
+    // terminated already).
     const starting = await Promise.allSettled(Array.from({ length: config.server.threads }, (_, i) => startThread(i)));
-    for (const s of starting) if (s.status === 'fulfilled') threads.push(s.value);
     const failed = starting.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
   } catch (err) {
+    if (shuttingDown) return;
     process.stderr.write(`perch: ${(err as Error).message}\n`);
     await shutdown(1);
   }
+  if (shuttingDown) return;
   const staleReaders: BackgroundJob = {
     name: 'hot.staleReaders',
     everyMs: STALE_READER_CHECK_MS,

@@ -1,8 +1,11 @@
 // Graceful shutdown: a request in flight when SIGTERM arrives is finished, new connections are
-// refused, and the process exits 0.
+// refused, and the process exits 0; a SIGTERM during start-up ends the start the same way.
 import t from 'tap';
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { startServer } from '../helpers/server';
+import { SERVE_ENVIRONMENT, SERVE_NODE_FLAGS } from '../../src/server/node-flags';
+import { PERCH, cleanEnv, endWithTestProcess, freePort, startServer, tempDataDir, untraced } from '../helpers/server';
 
 function readResponse(sock: Socket): Promise<string> {
   return new Promise((resolve) => {
@@ -63,3 +66,63 @@ t.test('an upload in flight at SIGTERM completes with 201; then the server exits
   t.match(text, /"content_type":"image\/png","size":4008/);
   t.equal(await exited, 0);
 });
+
+/** Whether something answers GET /healthz on `port` now. */
+function answers(port: number): Promise<boolean> {
+  return fetch(`http://127.0.0.1:${port}/healthz`).then(
+    (r) => r.body?.cancel().then(() => true) ?? true,
+    () => false,
+  );
+}
+
+/**
+ * Starts `perch serve` with two HTTP threads (a writer thread and two HTTP threads, started side
+ * by side) and sends SIGTERM when `moment` says so; resolves with how the process ended. (Before
+ * the writer starts, while the stores open and migrate, a SIGTERM ends the process at once, which
+ * those steps are safe against: docs/architecture.md, "Shutdown".)
+ */
+async function stopDuringStart(moment: 'preparation' | 'first answer'): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+  const dataDir = tempDataDir();
+  const port = await freePort();
+  const env = { ...cleanEnv(), ...SERVE_ENVIRONMENT };
+  const command = untraced([process.execPath, ...SERVE_NODE_FLAGS, PERCH, 'serve', '--port', String(port), '--host', '127.0.0.1', '--data', dataDir, '--threads', '2'], env);
+  const proc = spawn(command[0], command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  endWithTestProcess(proc);
+  let stdout = '';
+  let stderr = '';
+  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const ended = new Promise<{ code: number | null; signal: string | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+  let sent = false;
+  const stop = () => {
+    if (!sent) proc.kill('SIGTERM');
+    sent = true;
+  };
+  proc.stdout!.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    // Logged while the capabilities prepare, once the writer thread runs (a new data directory).
+    if (moment === 'preparation' && stdout.includes('VAPID key pair generated')) stop();
+  });
+  if (moment === 'first answer') {
+    // As soon as one HTTP thread listens: the other may still be loading its modules.
+    let exited = false;
+    void ended.then(() => (exited = true));
+    while (!exited && !(await answers(port))) await new Promise((r) => setTimeout(r, 2));
+    stop();
+  }
+  const end = await ended;
+  rmSync(dataDir, { recursive: true, force: true });
+  return { ...end, stdout, stderr };
+}
+
+for (const moment of ['preparation', 'first answer'] as const) {
+  t.test(`a SIGTERM at the start's ${moment} (two HTTP threads): the start ends, and the process exits 0`, async (t) => {
+    const r = await stopDuringStart(moment);
+    t.equal(r.signal, null, 'not ended by a signal (an abort: a thread ended with its sockets open)');
+    t.equal(r.code, 0, 'exit code');
+    t.notMatch(r.stderr, /Assertion failed|open handles/, 'no thread ended with uWS handles open');
+    t.equal(r.stderr, '', 'nothing on stderr: a stop, not a failed start');
+    t.match(r.stdout, /"msg":"shutting down"/);
+    t.match(r.stdout, /"msg":"stopped"/);
+    t.notMatch(r.stdout, /"msg":"listening"/, 'the start did not go on to announce itself');
+  });
+}
