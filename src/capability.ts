@@ -59,6 +59,11 @@ export interface CapabilityThread {
   webSockets?: Array<{ path: string; behavior: WebSocketBehavior<any> }>;
   /** Called once every capability of the thread has made its routes, with all of them (raw ones too). */
   routesReady?(routes: ReadonlyArray<{ method: string; path: string }>): void;
+  /**
+   * Called as the thread stops accepting connections, before it waits for its last requests and
+   * closes what is still open: a capability with long-lived connections says goodbye on them.
+   */
+  stopping?(): void;
   /** Called as the thread stops, after its last request. */
   close?(): void | Promise<void>;
 }

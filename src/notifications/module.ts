@@ -195,6 +195,7 @@ export const notifications: Capability = {
     return {
       routes: notificationRoutes(service, ctx.cursors),
       webSockets: [{ path: '/ws', behavior: sockets.behavior() }],
+      stopping: () => sockets.endAll(),
       close: () => sockets.close(),
     };
   },

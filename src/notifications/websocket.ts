@@ -38,6 +38,8 @@ const KEY_CHECK_MS = 5000;
 const KEYS_PER_CHECK = 1000;
 /** The close code of a socket closed because its key is no longer valid (policy violation). */
 const CLOSE_POLICY = 1008;
+/** The close code of the sockets a stopping server closes (RFC 6455: the endpoint is going away). */
+export const CLOSE_GOING_AWAY = 1001;
 
 export class NotificationSockets {
   private readonly byUser = new Map<string, Set<Socket>>();
@@ -190,6 +192,14 @@ export class NotificationSockets {
   /** Open sockets on this thread. */
   get open(): number {
     return this.count;
+  }
+
+  /**
+   * Closes every socket with a close frame saying the server is going away, as the thread stops:
+   * without it the thread's last act would drop them, which clients see as a broken connection.
+   */
+  endAll(): void {
+    for (const sockets of [...this.byUser.values()]) for (const ws of [...sockets]) ws.end(CLOSE_GOING_AWAY, 'server stopping');
   }
 
   close(): void {

@@ -164,3 +164,15 @@ t.test('a reader that falls behind is cut off and logged; others go on', async (
   healthy.ws.close();
   await healthy.closed;
 });
+
+t.test('a stopping server closes its sockets with 1001 (going away), on every HTTP thread', async (t) => {
+  const server = await startServer();
+  t.teardown(() => server.close());
+  const ann = await server.keygen('ann');
+  // Enough sockets that with two HTTP threads both hold some (the kernel spreads connections).
+  const clients = await Promise.all(Array.from({ length: 8 }, () => connect(server, { key: ann.key })));
+  const reasons = clients.map((c) => new Promise<string>((resolve) => c.ws.once('close', (_code, reason) => resolve(reason.toString()))));
+  t.equal(await server.stop(), 0, 'the server exits 0');
+  t.same([...new Set(await Promise.all(clients.map((c) => c.closed)))], [1001], 'every socket got a close frame with 1001');
+  t.same([...new Set(await Promise.all(reasons))], ['server stopping'], 'and the reason');
+});
