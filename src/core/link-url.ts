@@ -109,6 +109,20 @@ function hasUserinfo(input: string): boolean {
   return false;
 }
 
+/**
+ * The authority of a URL as written: what follows `scheme://` up to the first `/`, `?` or `#`;
+ * null when the scheme is not followed by `//`. WHATWG parsers find a host in `http:///x`,
+ * `https:example.com` and `http:\\example.com`, where other clients find none (or another one):
+ * a link is stored as given, so it must be written the way every client reads alike.
+ */
+function writtenAuthority(input: string): string | null {
+  const afterScheme = input.indexOf(':') + 1;
+  if (input.slice(afterScheme, afterScheme + 2) !== '//') return null;
+  const rest = input.slice(afterScheme + 2);
+  const end = rest.search(/[/?#]/);
+  return end === -1 ? rest : rest.slice(0, end);
+}
+
 /** The loopback names and addresses: each reaches the machine perch runs on. */
 function isLoopbackHost(host: string): boolean {
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
@@ -152,7 +166,7 @@ function pointsAtOrigin(target: URL, publicOrigin: string): boolean {
 
 /**
  * Checks a target URL against the contract: absolute http(s), at most 2048 characters, with a
- * host, without credentials, not the service itself (pointsAtOrigin), not on the blocklist
+ * host written as `scheme://host` (writtenAuthority), without credentials, not the service itself (pointsAtOrigin), not on the blocklist
  * (subdomains included). The URL is kept as given when it is plain visible ASCII; otherwise its
  * normalised, percent-encoded form is stored so the Location header is always valid.
  */
@@ -170,6 +184,9 @@ export function checkTargetUrl(input: string, rules: TargetRules): TargetCheck {
   if (parsed.username !== '' || parsed.password !== '' || hasUserinfo(input)) {
     return { ok: false, message: 'must not contain credentials (user:password@ before the host)' };
   }
+  const authority = writtenAuthority(input.trim());
+  if (!authority) return { ok: false, message: 'must have a host, written as scheme://host/…' };
+  if (authority.includes('\\')) return { ok: false, message: 'must not have a backslash before its path (clients read it differently)' };
   if (pointsAtOrigin(parsed, rules.publicOrigin)) return { ok: false, message: 'must not point at this service' };
   for (const entry of rules.blocklist) {
     if (hostMatches(host, entry)) return { ok: false, message: 'points at a blocked domain' };

@@ -25,6 +25,13 @@ t.test('rejections', async (t) => {
     ['https://a.b.evil.example/', /blocked/],
     ['https://bad.test/', /blocked/],
     ['https://x.BAD.TEST/', /blocked/],
+    // A host only a WHATWG parser finds: the text is what is stored and redirected to.
+    ['http:///x', /must have a host/],
+    ['https:example.com/p', /must have a host/],
+    ['https:/example.com/p', /must have a host/],
+    ['http:\\\\example.com\\path', /must have a host/],
+    ['http://example.com\\path', /backslash/],
+    ['https://\\example.com/', /backslash/],
   ];
   for (const [url, msg] of cases) {
     const r = checkTargetUrl(url, rules);
@@ -34,6 +41,9 @@ t.test('rejections', async (t) => {
   t.equal(checkTargetUrl('https://example.com/' + 'x'.repeat(2028), rules).ok, true, 'exactly 2048');
   t.equal(checkTargetUrl('https://notevil.example/', rules).ok, true);
   t.equal(checkTargetUrl('https://sho.rt.example/', rules).ok, true);
+  t.equal(checkTargetUrl('HTTPS://example.com', rules).ok, true, 'the scheme in capitals');
+  t.equal(checkTargetUrl('https://example.com?q=1', rules).ok, true, 'a query right after the host');
+  t.equal(checkTargetUrl('https://example.com/a\\b', rules).ok, true, 'a backslash in the path');
 });
 
 t.test('registrableDomain', async (t) => {

@@ -76,6 +76,10 @@ t.test('every validation rule answers 400 with details, limiter headers, and con
     [{ url: 'javascript:alert(1)' }, 'url'],
     [{ url: 'mailto:someone@example.com' }, 'url'],
     [{ url: 'http://' }, 'url'],
+    // A host only a browser's parser finds (the text as sent is what a redirect sends back).
+    [{ url: 'http:///x' }, 'url'],
+    [{ url: 'https:example.com/p' }, 'url'],
+    [{ url: 'http:\\\\example.com\\path' }, 'url'],
     [{ url: 'https://example.com/' + 'a'.repeat(2030) }, 'url'],
     [{ url: 'https://sho.rt/abcdefg' }, 'url'],
     [{ url: 'http://SHO.RT/x' }, 'url'],
