@@ -82,9 +82,10 @@ export interface Route {
   /** Whether the handler needs the peer's address (`ctx.remoteAddress`). */
   remoteAddress?: boolean;
   /**
-   * Headers added to every error answer of this route once the caller is authenticated, including
-   * errors the glue answers itself (415, 413, a body that is not JSON): rate-limited endpoints show
-   * their limiter state on every response. Headers the error already carries win.
+   * Headers added to every error answer of this route (of an authenticated route: once the caller
+   * is authenticated), including errors the glue answers itself (415, 413, a body that is not
+   * JSON): rate-limited endpoints show their limiter state on every response. Headers the error
+   * already carries win.
    */
   errorHeaders?(ctx: Ctx): Record<string, string>;
   handler(ctx: Ctx): Reply | Promise<Reply>;
@@ -537,10 +538,10 @@ export class Router {
     );
   }
 
-  /** The error answer of a route, with the route's errorHeaders for an authenticated caller. */
+  /** The error answer of a route, with the route's errorHeaders (an authenticated route's for an authenticated caller). */
   private failure(route: Route, ctx: Ctx, err: unknown, state: InFlight): Reply {
     const reply = errorReply(err, `${this.hooks.threadIndex}-${ctx.requestNo.toString(36)}`, { route: state.route });
-    if (route.errorHeaders && ctx.principal) {
+    if (route.errorHeaders && (ctx.principal || !route.auth)) {
       let extra: Record<string, string> = {};
       try {
         extra = route.errorHeaders(ctx);

@@ -29,6 +29,13 @@ export function linkRoutes(links: LinkService, deps: LinkRouteDeps): Route[] {
   // Error answers of creation show the creation limits as they stand (and consume nothing),
   // including 415, 413 and unparsable bodies, which are answered before the handler runs.
   const creationLimits = (ctx: Ctx) => limits.peekShorten(ctx.principal!.keyId);
+  // A password link's wrong-password limit as it stands, on the answers given before its handler
+  // runs (a body over the limit, a broken one); other codes have no limit to show.
+  const passwordLimits = (ctx: Ctx): Record<string, string> => {
+    const code = ctx.params[0];
+    if (!isCodeShaped(code) || links.access(code).state !== 'protected') return {};
+    return links.passwordLimitHeaders(code, clientIp(ctx.remoteAddress, ctx.extra['x-forwarded-for'], deps.trustedProxies));
+  };
   return [
     {
       method: 'POST',
@@ -134,6 +141,7 @@ export function linkRoutes(links: LinkService, deps: LinkRouteDeps): Route[] {
       maxBodyBytes: JSON_BODY_LIMIT,
       extraHeaders: ['accept', 'user-agent', 'referer', 'x-forwarded-for'],
       remoteAddress: true,
+      errorHeaders: passwordLimits,
       handler: (ctx) => unlockLink(links, deps, ctx),
     },
   ];
@@ -192,8 +200,15 @@ async function unlockLink(links: LinkService, deps: LinkRouteDeps, ctx: Ctx): Pr
     let url = access.url;
     let headers: Record<string, string> = {};
     if (access.state === 'protected') {
-      const password = passwordOf(ctx.headers.contentType, ctx.raw);
       const client = clientIp(ctx.remoteAddress, ctx.extra['x-forwarded-for'], deps.trustedProxies);
+      let password: string;
+      try {
+        password = passwordOf(ctx.headers.contentType, ctx.raw);
+      } catch (err) {
+        // No password to check (a 400 or 415): the limit as it stands, nothing consumed.
+        if (err instanceof HttpError) Object.assign(err.headers, links.passwordLimitHeaders(code, client));
+        throw err;
+      }
       const outcome = await links.unlock(access, code, client, password);
       if (!outcome.ok) return answer(401, asJson, PASSWORD_WRONG_JSON, PASSWORD_WRONG_HTML, outcome.limitHeaders);
       url = outcome.url;

@@ -514,13 +514,21 @@ export class LinkService {
   }
 
   /**
+   * The wrong-password limit of a client for a code as it stands, nothing consumed: the headers of
+   * an answer that checked no password (a body that carries none, or is too large).
+   */
+  passwordLimitHeaders(code: string, client: string, nowMs = Date.now()): Record<string, string> {
+    return rateLimitHeaders(this.guesses.peek(passwordIdentity(client, code), this.guessRules, nowMs));
+  }
+
+  /**
    * Checks a password sent for a protected link. Each attempt takes one guess from the client's
    * allowance for this code up front (so concurrent guesses cannot exceed it), and a right one
    * gives it back: only wrong guesses count. Throws the 429 when no guess is left. A password
    * that no link could have (outside 4-128 characters) is wrong without costing a guess.
    */
   async unlock(access: { url: string; hash: string }, code: string, client: string, password: string, nowMs = Date.now()): Promise<Unlock> {
-    const identity = 'link_password:' + client + '|' + code;
+    const identity = passwordIdentity(client, code);
     if (passwordProblem(password) !== undefined) {
       const standing = this.guesses.peek(identity, this.guessRules, nowMs);
       // While the client is locked out it gets the 429 whatever it sends (below: the check
@@ -536,7 +544,7 @@ export class LinkService {
     }
     if (!decision.allowed) {
       this.deps.rejected?.('link_password');
-      throw rateLimitError(decision, 'Too many wrong passwords for this link; try again later.');
+      throw rateLimitError(decision, 'Too many wrong passwords for this link; try again later.', 'link_password');
     }
     if (await verifyPassword(password, access.hash)) {
       this.guesses.refund(identity, this.guessRules);
@@ -544,6 +552,11 @@ export class LinkService {
     }
     return { ok: false, limitHeaders: rateLimitHeaders(decision) };
   }
+}
+
+/** Whose wrong passwords for a protected link count together: one client address, one code. */
+function passwordIdentity(client: string, code: string): string {
+  return 'link_password:' + client + '|' + code;
 }
 
 /** An entry that failed answers with its error's status and body; anything else is a 500's. */

@@ -107,6 +107,7 @@ t.test('wrong passwords: 401, then 429 past five a minute per address and code',
   const limited = await server.post('/' + code, from(ip, { body: JSON.stringify({ password: 'correct horse' }), headers: { 'content-type': 'application/json' } }));
   t.equal(limited.status, 429, 'even the right password waits');
   t.equal(limited.json.error, 'rate_limited');
+  t.equal(limited.json.limit, 'link_password', 'the 429 names its limit, as every 429 does');
   t.ok(limited.json.retry_after_seconds >= 1);
   t.equal(limited.headers.get('retry-after'), String(limited.json.retry_after_seconds));
   t.equal(limited.headers.get('x-ratelimit-remaining'), '0');
@@ -124,16 +125,35 @@ t.test('wrong passwords: 401, then 429 past five a minute per address and code',
 
 t.test('bad bodies, unknown, expired and open links', async (t) => {
   const code = await create(server, alice, 'https://example.com/bodies', { password: 'pass word' });
-  const wrongType = await server.request('POST', '/' + code, { body: 'password=pass+word', headers: { 'content-type': 'text/plain' } });
+  // Every answer of a password link's POST shows the wrong-password limit, as it stands: none
+  // of these checked a password, so none took a guess.
+  const ip = '203.0.113.40';
+  const limitShown = (r: { headers: Headers }, what: string) => {
+    t.equal(r.headers.get('x-ratelimit-limit'), '5', `${what}: X-RateLimit-Limit`);
+    t.equal(r.headers.get('x-ratelimit-remaining'), '5', `${what}: nothing consumed`);
+    t.match(r.headers.get('x-ratelimit-reset'), /^\d+$/, `${what}: X-RateLimit-Reset`);
+  };
+  const wrongType = await server.request('POST', '/' + code, from(ip, { body: 'password=pass+word', headers: { 'content-type': 'text/plain' } }));
   t.equal(wrongType.status, 415);
-  const missing = await server.post('/' + code, { body: 'other=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  limitShown(wrongType, '415');
+  const missing = await server.post('/' + code, from(ip, { body: 'other=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }));
   t.equal(missing.status, 400);
   t.same(missing.json.details, [{ path: 'password', message: 'is required' }]);
-  const notJson = await server.post('/' + code, { body: '{"password":', headers: { 'content-type': 'application/json' } });
+  limitShown(missing, '400 without a password');
+  const notJson = await server.post('/' + code, from(ip, { body: '{"password":', headers: { 'content-type': 'application/json' } }));
   t.equal(notJson.status, 400);
-  const unknownField = await server.post('/' + code, { json: { password: 'pass word', remember: true } });
+  limitShown(notJson, '400 not JSON');
+  const unknownField = await server.post('/' + code, from(ip, { body: JSON.stringify({ password: 'pass word', remember: true }), headers: { 'content-type': 'application/json' } }));
   t.equal(unknownField.status, 400);
   t.equal(unknownField.json.details[0].path, 'remember');
+  limitShown(unknownField, '400 unknown field');
+  const tooLarge = await server.post('/' + code, from(ip, { body: 'password=' + 'x'.repeat(17 * 1024), headers: { 'content-type': 'application/x-www-form-urlencoded' } }));
+  t.equal(tooLarge.status, 413);
+  limitShown(tooLarge, '413');
+  const openCode = await create(server, alice, 'https://example.com/bodies-open');
+  const openTooLarge = await server.post('/' + openCode, from(ip, { body: 'password=' + 'x'.repeat(17 * 1024), headers: { 'content-type': 'application/x-www-form-urlencoded' } }));
+  t.equal(openTooLarge.status, 413);
+  t.equal(openTooLarge.headers.get('x-ratelimit-limit'), null, 'a link without a password has no such limit to show');
   const plusEncoded = await server.post('/' + code, form('pass word'));
   t.equal(plusEncoded.status, 302, 'form encoding decoded');
 
