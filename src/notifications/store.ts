@@ -155,9 +155,10 @@ export class NotificationStore {
       deleteSubscription: q('DELETE FROM push_subscriptions WHERE id = ? AND user_id = ?'),
       deleteGoneSubscription: q('DELETE FROM push_subscriptions WHERE id = ? AND endpoint = ?'),
       deleteSubscriptionById: q('DELETE FROM push_subscriptions WHERE id = ?'),
-      subscriptionsPage: q('SELECT CAST(id AS TEXT) AS id, endpoint, created_at FROM push_subscriptions WHERE user_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
+      // Ordered by the column, not by the text alias of the same name (which would put 9 above 10).
+      subscriptionsPage: q('SELECT CAST(s.id AS TEXT) AS id, s.endpoint, s.created_at FROM push_subscriptions s WHERE s.user_id = ? AND s.id < ? ORDER BY s.id DESC LIMIT ?'),
       pushTargets: q(
-        'SELECT CAST(id AS TEXT) AS id, user_id, endpoint, p256dh, auth FROM push_subscriptions WHERE user_id IN (SELECT value FROM json_each(?)) ORDER BY id',
+        'SELECT CAST(s.id AS TEXT) AS id, s.user_id, s.endpoint, s.p256dh, s.auth FROM push_subscriptions s WHERE s.user_id IN (SELECT value FROM json_each(?)) ORDER BY s.id',
       ),
       secret: q('SELECT value FROM server_secrets WHERE name = ?').pluck(),
       addSecret: q('INSERT OR IGNORE INTO server_secrets (name, value) VALUES (?, ?)'),

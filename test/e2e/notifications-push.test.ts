@@ -184,6 +184,32 @@ t.test('subscriptions: create, the same endpoint again, list, delete, and refusa
   t.same((await server.get('/api/push/subscriptions', { key: ann.key })).json.items, []);
 });
 
+t.test('the list of subscriptions: newest first by id, every one reached by paging past id 9', async (t) => {
+  const cy = await server.keygen('cy_subs');
+  // Another user's first, so that cy's ids run across 9 -> 10 (and 99 -> 100 would read alike).
+  const dee = await server.keygen('dee_subs');
+  for (let i = 0; i < 3; i++) await subscribe(server, dee.key, browserSubscription(`${push.origin}/ok/dee-${i}`));
+  const ids: string[] = [];
+  for (let i = 0; i < 12; i++) {
+    const r = await server.post('/api/push/subscriptions', { key: cy.key, json: browserSubscription(`${push.origin}/ok/cy-${i}`).json });
+    t.equal(r.status, 201);
+    ids.push(r.json.id);
+  }
+  const newestFirst = [...ids].sort((a, b) => Number(BigInt(b) - BigInt(a)));
+  t.ok(newestFirst.some((id) => id.length !== newestFirst[0].length), `ids of different lengths: ${newestFirst.join(',')}`);
+  const all = await server.get('/api/push/subscriptions?limit=100', { key: cy.key });
+  t.same(all.json.items.map((s: any) => s.id), newestFirst, 'one page: newest first, by number');
+  const paged: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const r = await server.get(`/api/push/subscriptions?limit=5${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key: cy.key });
+    t.equal(r.status, 200);
+    paged.push(...r.json.items.map((s: any) => s.id));
+    cursor = r.json.next_cursor;
+  } while (cursor !== null);
+  t.same(paged, newestFirst, 'pages of 5: every subscription once, in order');
+});
+
 t.test('a notification to a user with no open socket is pushed, encrypted and signed', async (t) => {
   const ann = await server.keygen('ann_push');
   const sub = browserSubscription(`${push.origin}/ok/ann`);
