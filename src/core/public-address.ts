@@ -25,33 +25,45 @@ for (const [net, prefix] of [
 ] as const) {
   NOT_PUBLIC.addSubnet(net, prefix, 'ipv4');
 }
+// Of IPv6, only global unicast (2000::/3) is on the public internet, less these parts of it.
+// Everything outside it is not: the unspecified and loopback addresses, IPv4-compatible (::/96,
+// deprecated) and IPv4-translated (::ffff:0:0:0/96) forms, local-use NAT64 (64:ff9b:1::/48),
+// discard-only, unique local, link-local, multicast, and what is not assigned yet. The two forms
+// that wrap an IPv4 address to reach it (IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96) count
+// as the address they wrap.
 for (const [net, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['64:ff9b:1::', 48], // local-use IPv4/IPv6 translation
-  ['100::', 64], // discard-only
   ['2001::', 23], // IETF protocol assignments (Teredo, ORCHID, ...)
   ['2001:db8::', 32], // documentation
   ['2002::', 16], // 6to4: wraps an IPv4 address
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['ff00::', 8], // multicast
+  ['3fff::', 20], // documentation
 ] as const) {
   NOT_PUBLIC.addSubnet(net, prefix, 'ipv6');
 }
 
-/** The IPv4 address an IPv6 address carries (IPv4-mapped, IPv4-compatible or NAT64), if any. */
-function embeddedIpv4(address: string): string | null {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (hex) {
-    const hi = parseInt(hex[1], 16);
-    const lo = parseInt(hex[2], 16);
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+/** An IPv6 address (no brackets) as its eight 16-bit groups, or null when it is not one. */
+function ipv6Groups(address: string): number[] | null {
+  if (isIP(address) !== 6) return null;
+  let text = address.toLowerCase();
+  // A trailing dotted quad is the last two groups.
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number);
+    text = text.slice(0, dotted.index) + ((a << 8) | b).toString(16) + ':' + ((c << 8) | d).toString(16);
   }
-  return null;
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, null];
+  const parse = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
+  const left = parse(head);
+  if (tail === null) return left;
+  const right = parse(tail);
+  return [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
+}
+
+/** The IPv4 address an IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) address wraps. */
+function wrappedIpv4(g: number[]): string | null {
+  const mapped = g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0xffff;
+  const nat64 = g[0] === 0x64 && g[1] === 0xff9b && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0;
+  if (!mapped && !nat64) return null;
+  return `${g[6] >> 8}.${g[6] & 255}.${g[7] >> 8}.${g[7] & 255}`;
 }
 
 /** True when `address` (an IP literal) is on the public internet. Anything else is false. */
@@ -59,12 +71,12 @@ export function isPublicAddress(address: string): boolean {
   const unbracketed = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
   const family = isIP(unbracketed);
   if (family === 4) return !NOT_PUBLIC.check(unbracketed, 'ipv4');
-  if (family === 6) {
-    const v4 = embeddedIpv4(unbracketed);
-    if (v4 !== null) return isIP(v4) === 4 && !NOT_PUBLIC.check(v4, 'ipv4');
-    return !NOT_PUBLIC.check(unbracketed, 'ipv6');
-  }
-  return false;
+  const groups = ipv6Groups(unbracketed);
+  if (!groups) return false;
+  const v4 = wrappedIpv4(groups);
+  if (v4 !== null) return !NOT_PUBLIC.check(v4, 'ipv4');
+  if ((groups[0] & 0xe000) !== 0x2000) return false;
+  return !NOT_PUBLIC.check(unbracketed, 'ipv6');
 }
 
 /**

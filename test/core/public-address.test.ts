@@ -14,6 +14,14 @@ t.test('isPublicAddress', async (t) => {
     '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '64:ff9b::a00:1', '[::1]', 'example.com', '', '999.1.1.1',
   ]) t.notOk(isPublicAddress(a), a);
   t.ok(isPublicAddress('::ffff:8.8.8.8'), 'a mapped public IPv4 address is public');
+  t.ok(isPublicAddress('::ffff:808:808'), 'the same, in groups');
+  t.ok(isPublicAddress('64:ff9b::808:808'), 'NAT64 of a public IPv4 address');
+  // Only global unicast (2000::/3) is public: the IPv4-compatible form (which the URL parser writes
+  // ::127.0.0.1 as), the IPv4-translated form and anything unassigned are not, whatever they wrap.
+  for (const a of [
+    '::127.0.0.1', '::7f00:1', '::a00:1', '::2', '::8.8.8.8', '::808:808', '::ffff:0:7f00:1', '::ffff:0:808:808',
+    '64:ff9b:1::1', '100::1', '4000::1', 'e000::1', '3fff::1', '2002:7f00:1::', '2001::1',
+  ]) t.notOk(isPublicAddress(a), a);
 });
 
 t.test('isLocalHostName', async (t) => {
@@ -35,6 +43,10 @@ t.test('checkEndpoint', async (t) => {
   t.equal(why('https://10.0.0.8/x'), 'must not point at a private, loopback or reserved address');
   t.equal(why('https://169.254.169.254/latest'), 'must not point at a private, loopback or reserved address');
   t.equal(why('https://localhost/x'), 'must not point at a local host name');
+  for (const literal of ['[::127.0.0.1]', '[::7f00:1]', '[::a00:1]', '[::2]', '[::ffff:0:7f00:1]']) {
+    t.equal(why(`https://${literal}/x`), 'must not point at a private, loopback or reserved address', literal);
+  }
+  t.ok(ok('https://[2606:4700::1111]/x'), 'a global unicast literal');
   t.equal(why('https://user:pw@push.example.com/x'), 'must not carry credentials');
   t.equal(why('not a url'), 'must be an absolute URL');
   t.equal(why('ftp://push.example.com/x'), 'must be an https URL');
