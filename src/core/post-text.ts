@@ -1,5 +1,5 @@
-// Post text rules: NFC-normalised, 1–280 Unicode code points, not only white space or control
-// and format characters.
+// Post text rules: NFC-normalised, 1–280 Unicode code points, not only white space or other
+// characters that show nothing (ONLY_INVISIBLE).
 // Pure: the HTTP layer turns a failure into a 400 naming the `text` field.
 
 export const MAX_POST_CODE_POINTS = 280;
@@ -22,10 +22,16 @@ export function codePointLength(s: string): number {
 const ONLY_WHITE_SPACE = /^\p{White_Space}*$/u;
 /**
  * Control (Cc) and format (Cf: zero-width space and joiners, bidi marks, BOM) characters show
- * nothing by themselves: a post of only these and white space looks empty, and a NUL alone is
- * not text any client can show.
+ * nothing by themselves, nor do the default-ignorable ones (variation selectors, the combining
+ * grapheme joiner, the Hangul fillers) and the blank Braille pattern: a post of only these and
+ * white space looks empty, and a NUL alone is not text any client can show.
  */
-const ONLY_INVISIBLE = /^[\p{White_Space}\p{Cc}\p{Cf}]*$/u;
+const ONLY_INVISIBLE = /^[\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800]*$/u;
+/** Whether a (normalised) text shows nothing: the server refuses it as a post. */
+export function showsNothing(text: string): boolean {
+  return ONLY_INVISIBLE.test(text);
+}
+
 /** A surrogate that is not half of a pair (JSON can carry one as `\ud800`): not Unicode text. */
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
@@ -53,7 +59,7 @@ export function normalizePostText(raw: string): PostTextResult {
   if (!plain && LONE_SURROGATE.test(raw)) return { ok: false, message: 'text is not valid Unicode: it has an unpaired surrogate' };
   const text = plain ? raw : raw.normalize('NFC');
   if (ONLY_WHITE_SPACE.test(text)) return { ok: false, message: 'text must contain something other than white space' };
-  if (ONLY_INVISIBLE.test(text)) return { ok: false, message: 'text must contain something other than white space and control characters' };
+  if (ONLY_INVISIBLE.test(text)) return { ok: false, message: 'text must contain something visible, not only white space and invisible characters' };
   const length = plain ? text.length : codePointLength(text);
   if (length > MAX_POST_CODE_POINTS) {
     return { ok: false, message: `text is ${length} characters long; the limit is ${MAX_POST_CODE_POINTS}` };

@@ -41,13 +41,22 @@ t.test('text with an unpaired surrogate is refused, a pair is not', async (t) =>
 });
 
 t.test('text made only of control or format characters (and white space) is refused', async (t) => {
-  const refused = { ok: false, message: 'text must contain something other than white space and control characters' };
+  const refused = { ok: false, message: 'text must contain something visible, not only white space and invisible characters' };
   const samples = ['\u0000', '\u0000\u0001\u001f', '\u007f', '\u0085\u0000', ' \u0000 ', '\u200b', '\u200d\u200c', '\ufeff', '\u00ad', '\u2060\n', '\u202e\u0008'];
   samples.forEach((s, i) => t.same(normalizePostText(s), refused, `sample ${i}`));
   // Control characters alongside anything else are kept as sent: the rule is about empty-looking posts.
   t.same(normalizePostText('a\u0000'), { ok: true, text: 'a\u0000' });
   t.same(normalizePostText('\u200bhi'), { ok: true, text: '\u200bhi' });
   t.same(normalizePostText('👩\u200d💻'), { ok: true, text: '👩\u200d💻' }, 'a ZWJ sequence is text');
+});
+
+t.test('text made only of characters that show nothing (fillers, selectors, the blank Braille pattern) is refused', async (t) => {
+  const refused = { ok: false, message: 'text must contain something visible, not only white space and invisible characters' };
+  for (const s of ['\u3164', '\u115f', '\u1160', '\uffa0', '\u2800', '\u034f', '\ufe0f', '\u3164 \u2800', '\u{e0041}']) {
+    t.same(normalizePostText(s), refused, JSON.stringify(s));
+  }
+  t.same(normalizePostText('\u2764\ufe0f'), { ok: true, text: '\u2764\ufe0f' }, 'a selector after a character is kept');
+  t.same(normalizePostText('\u3164x'), { ok: true, text: '\u3164x' });
 });
 
 t.test('below U+0300 every character and every pair is its own NFC form, as the fast path assumes', async (t) => {
@@ -70,6 +79,6 @@ t.test('a text below U+0300 is kept as sent and counted by its length', async (t
   t.same(normalizePostText(latin), { ok: true, text: latin });
   t.same(normalizePostText('é'.repeat(280)), { ok: true, text: 'é'.repeat(280) });
   t.same(normalizePostText('é'.repeat(281)), { ok: false, message: 'text is 281 characters long; the limit is 280' });
-  t.same(normalizePostText('\u0000\u00ad '), { ok: false, message: 'text must contain something other than white space and control characters' });
+  t.same(normalizePostText('\u0000\u00ad '), { ok: false, message: 'text must contain something visible, not only white space and invisible characters' });
   t.same(normalizePostText('\u00a0\n'), { ok: false, message: 'text must contain something other than white space' });
 });

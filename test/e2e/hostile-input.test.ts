@@ -58,8 +58,8 @@ t.test('POST /api/posts refuses text made only of control and format characters'
     t.equal(r.status, 400, JSON.stringify(text));
     t.same(r.json, {
       error: 'invalid_request',
-      message: 'text: text must contain something other than white space and control characters',
-      details: [{ path: 'text', message: 'text must contain something other than white space and control characters' }],
+      message: 'text: text must contain something visible, not only white space and invisible characters',
+      details: [{ path: 'text', message: 'text must contain something visible, not only white space and invisible characters' }],
     });
   }
   t.equal(await posts(), before, 'nothing stored');

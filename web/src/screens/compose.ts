@@ -2,7 +2,7 @@
 // first (POST /api/media, the raw bytes) and then attached by id.
 import { html } from 'htm/preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { MAX_POST_CODE_POINTS, codePointLength } from '../../../src/core/post-text';
+import { MAX_POST_CODE_POINTS, codePointLength, showsNothing } from '../../../src/core/post-text';
 import { Problem, api, type Post } from '../api';
 import { ErrorMessage, announce } from '../components';
 import { plural } from '../format';
@@ -39,8 +39,8 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
 
   const length = useMemo(() => postLength(text), [text]);
   const left = MAX_POST_CODE_POINTS - length;
-  // The server refuses text that is only white space (Unicode's, as here).
-  const blank = /^\p{White_Space}*$/u.test(text.normalize('NFC'));
+  // The server refuses text that shows nothing (white space, invisible characters): the same rule.
+  const blank = showsNothing(text.normalize('NFC'));
   const canPost = !busy && !blank && left >= 0;
 
   useEffect(() => () => attachments.forEach((a) => URL.revokeObjectURL(a.preview)), []);
