@@ -48,5 +48,18 @@ export const exportQuery = z.object({
   user: z.string().min(1).optional(),
 });
 
-/** ISO 8601 date-time with a zone (Z or ±hh:mm), as the contract's timestamps. */
-export const isoTimestamp = z.iso.datetime({ offset: true });
+/** ISO 8601 date-time with seconds and a zone (Z or ±hh:mm), as the contract's timestamps. */
+const fullIsoTimestamp = z.iso.datetime({ offset: true });
+
+/**
+ * The milliseconds of an ISO 8601 date-time with a zone, or NaN. Besides the full form it takes
+ * what ISO 8601 also allows and clients send: minutes without seconds (`2027-01-01T09:30Z`) and
+ * a zone without its colon (`+0530`), read as `:00` seconds and `+05:30`.
+ */
+export function isoTimestampMs(text: string): number {
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.exec(text);
+  if (!m) return NaN;
+  const zone = m[3].length === 5 ? `${m[3].slice(0, 3)}:${m[3].slice(3)}` : m[3];
+  const full = `${m[1]}${m[2] ?? ':00'}${zone}`;
+  return fullIsoTimestamp.safeParse(full).success ? Date.parse(full) : NaN;
+}

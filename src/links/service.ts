@@ -26,7 +26,7 @@ import { openFlagMirror } from './anomaly';
 import { CacheInvalidation, RedirectCache } from './cache';
 import { ClickQueue } from './clicks';
 import { CodePool } from './code-pool';
-import { isoTimestamp, type PatchBody, type ShortenBody } from './schema';
+import { isoTimestampMs, type PatchBody, type ShortenBody } from './schema';
 import { LinkStore, type LinkRow, type LinkWithTotals } from './store';
 import { ALIAS_TAKEN, type LinkWrites } from './writes';
 
@@ -193,7 +193,7 @@ export class LinkService {
     const expiresAt = body.expires_at;
     if (expiresAt === null) out.expiresMs = null;
     else if (expiresAt !== undefined) {
-      const ms = isoTimestamp.safeParse(expiresAt).success ? Date.parse(expiresAt) : NaN;
+      const ms = isoTimestampMs(expiresAt);
       if (Number.isNaN(ms)) details.push({ path: 'expires_at', message: 'must be an ISO 8601 timestamp with a time zone' });
       else if (ms <= nowMs) details.push({ path: 'expires_at', message: 'must be in the future' });
       else out.expiresMs = ms;
