@@ -169,7 +169,11 @@ export interface LoadOptions {
 export function loadConfig(opts: LoadOptions = {}): Config {
   const defaults = readJsonFile(DEFAULT_CONFIG_PATH);
   let merged = defaults;
-  if (opts.file) merged = deepMerge(merged, withDataFrom(readJsonFile(opts.file), opts.file));
+  if (opts.file) {
+    const file = readJsonFile(opts.file);
+    if (!isPlainObject(file)) throw new ConfigError(`config file ${opts.file} must hold a JSON object, like config/default.json`);
+    merged = deepMerge(merged, withDataFrom(file, opts.file));
+  }
 
   const env = opts.env ?? process.env;
   const names = envNames(defaults);
@@ -181,7 +185,12 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     setPath(fromEnv, path, parseEnvValue(name, path, raw, getPath(defaults, path)));
   }
   merged = deepMerge(merged, fromEnv);
-  if (opts.overrides) merged = deepMerge(merged, opts.overrides);
+  if (opts.overrides) {
+    // What the file and the environment say is checked as well as the result: a wrong value in
+    // the file is an error even where a flag happens to override it this time.
+    validateConfig(merged);
+    merged = deepMerge(merged, opts.overrides);
+  }
   return validateConfig(merged);
 }
 

@@ -61,3 +61,21 @@ t.test('log.format and log.access', async (t) => {
   t.equal(loadConfig({ env: { PERCH_LOG_ACCESS: 'true' } }).log.access, true);
   t.throws(() => loadConfig({ env: { PERCH_LOG_FORMAT: 'xml' } }), /invalid configuration key log\.format/);
 });
+
+t.test('a wrong value in the file or the environment is refused even where a flag overrides it', async (t) => {
+  const badPort = file('bad-port.json', { server: { port: 'abc' } });
+  t.throws(() => loadConfig({ env: {}, file: badPort }), new ConfigError('invalid configuration key server.port: Invalid input: expected number, received string'));
+  t.throws(() => loadConfig({ env: {}, file: badPort, overrides: { server: { port: 0 } } }), /invalid configuration key server\.port/, 'with --port');
+  const badThreads = file('bad-threads.json', { server: { threads: 0 } });
+  t.throws(() => loadConfig({ env: {}, file: badThreads, overrides: { server: { threads: 1 } } }), /invalid configuration key server\.threads/, 'with --threads');
+  t.throws(() => loadConfig({ env: { PERCH_SERVER_PORT: '70000' }, overrides: { server: { port: 0 } } }), /invalid configuration key server\.port/, 'from the environment, with --port');
+  t.throws(() => loadConfig({ env: {}, file: file('bad-data.json', { data: 5 }), overrides: { data: '/from/flag' } }), /invalid configuration key data/, 'with --data');
+  t.equal(loadConfig({ env: {}, file: file('good.json', { server: { port: 9000 } }), overrides: { server: { port: 0 } } }).server.port, 0, 'the flag wins over a good value');
+});
+
+t.test('a config file must hold a JSON object', async (t) => {
+  for (const [name, value] of [['array.json', [1, 2]], ['number.json', 5], ['null.json', null], ['string.json', 'x']] as const) {
+    const path = file(name, value);
+    t.throws(() => loadConfig({ env: {}, file: path }), new ConfigError(`config file ${path} must hold a JSON object, like config/default.json`), name);
+  }
+});
