@@ -122,12 +122,16 @@ export async function serve(opts: ServeOptions): Promise<void> {
   loadNativeUws();
   const dataDir = ensureDataDir(opts.dataDir);
   secureDataDir(dataDir);
+  // Before anything is migrated or opened: a server that cannot listen changes nothing (another
+  // version already serving this data directory on that port, say).
+  const port = await claimPort(config.server.host, config.server.port);
 
   let sqlite: Sqlite;
   try {
     sqlite = openSqlite(dataDir);
   } catch (err) {
-    throw new StartupError(`cannot open the database in ${dataDir}: ${(err as Error).message}`);
+    // SQLite's code goes along (cli/common.ts, fail, prints it as every command does).
+    throw Object.assign(new StartupError(`cannot open the database in ${dataDir}: ${(err as Error).message}`), { code: (err as { code?: unknown }).code });
   }
   const applied = migrate(sqlite, allMigrations());
   for (const m of applied) log.info('migration applied', { version: m.version, name: m.name });
@@ -152,7 +156,6 @@ export async function serve(opts: ServeOptions): Promise<void> {
     hot.markRebuilt();
   }
 
-  const port = await claimPort(config.server.host, config.server.port);
   // Short URLs, the own-origin guard and the web client's policy follow the port really taken.
   config = { ...config, server: { ...config.server, public_origin: effectivePublicOrigin(config, port) } };
 

@@ -76,9 +76,12 @@ t.test('--config deep-merges over the defaults, PERCH_ variables over the file',
 t.test('refuses to start on a taken port, with one line', async (t) => {
   const first = await startServer();
   t.teardown(() => first.close());
-  const r = await runCli(['serve', '--port', String(first.port), '--data', dir()]);
+  const fresh = dir();
+  const r = await runCli(['serve', '--port', String(first.port), '--data', fresh]);
   t.equal(r.code, 1);
   t.match(r.stderr.trim(), new RegExp(`^perch: port ${first.port} on 127\\.0\\.0\\.1 is already in use$`));
+  t.notMatch(r.stdout, /migration applied/, 'checked before anything is migrated');
+  t.notOk(existsSync(join(fresh, 'perch.db')), 'no database was made');
   t.equal((await first.get('/healthz')).status, 200, 'the first server is unaffected');
 });
 
@@ -101,6 +104,9 @@ t.test("a command that SQLite fails names SQLite's code, with one line", async (
     t.equal(r.code, 1, `${args[0]} exits 1`);
     t.equal(r.stderr, 'perch: file is not a database (SQLITE_NOTADB)\n', `${args[0]} says what SQLite said, and its code`);
   }
+  const serve = await runCli(['serve', '--port', '0', '--data', d]);
+  t.equal(serve.code, 1, 'serve exits 1');
+  t.equal(serve.stderr, `perch: cannot open the database in ${d}: file is not a database (SQLITE_NOTADB)\n`, 'serve names the code too');
 });
 
 t.test('refuses to run on the uWS JavaScript fallback', async (t) => {
