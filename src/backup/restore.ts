@@ -1,16 +1,16 @@
 // perch restore: a backup into a new data directory. Everything is assembled in a directory
 // beside the target and renamed into place at the end, so a failed restore leaves nothing behind
 // and a target that is not empty is never touched. The database is checked against the
-// manifest, migrated to this perch's schema, and the hot store is rebuilt from it: what it
+// manifest (and so are the files it refers to), migrated to this perch's schema, and the hot store is rebuilt from it: what it
 // caches fills itself from SQLite, and each capability puts back what it cannot do without
 // (capability.ts, rebuildHot).
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Config } from '../config';
 import { CAPABILITIES, allMigrations, migrateAll } from '../capabilities';
 import type { AppliedMigration } from '../store/migration';
 import { openHotStore } from '../store/lmdb';
-import { openSqlite } from '../store/sqlite';
+import { openSqlite, type Sqlite } from '../store/sqlite';
 import { secureDataDir } from '../store/data-dir';
 import { RefusedError } from './backup';
 import { copyDurably, directoryState, filesUnder, fsyncPath, sha256File } from './files';
@@ -37,6 +37,29 @@ export function readManifest(source: string): Manifest {
   const r = manifestSchema.safeParse(parsed);
   if (!r.success) throw new NotABackupError(`${path} is not a manifest this perch reads: ${r.error.issues[0].path.join('.') || '(root)'}: ${r.error.issues[0].message}`);
   return r.data;
+}
+
+/**
+ * The files the database refers to (media) are all in the copy, as many and as large as the
+ * manifest says (less those the backup already found missing): a backup whose files were lost or
+ * cut short after it was made would otherwise restore into posts whose pictures are 404s.
+ */
+function checkFiles(db: Sqlite, staging: string, manifest: Manifest): void {
+  const missingAtBackup = new Set(manifest.files.missing);
+  const expected = CAPABILITIES.flatMap((c) => [...(c.backupFiles?.(db) ?? [])]).filter((rel) => !missingAtBackup.has(rel));
+  const absent: string[] = [];
+  let bytes = 0;
+  for (const rel of expected) {
+    try {
+      bytes += statSync(join(staging, rel)).size;
+    } catch {
+      absent.push(rel);
+    }
+  }
+  if (absent.length > 0) throw new Error(`the backup lacks ${absent.length} of its ${expected.length} files (${absent.slice(0, 3).join(', ')}${absent.length > 3 ? ', …' : ''})`);
+  if (expected.length !== manifest.files.count || bytes !== manifest.files.bytes) {
+    throw new Error(`the backup's files are not the ones it wrote: ${expected.length} files of ${bytes} bytes, its manifest says ${manifest.files.count} of ${manifest.files.bytes}`);
+  }
 }
 
 export async function restoreBackup(source: string, dataDir: string, config: Config): Promise<Restored> {
@@ -73,6 +96,7 @@ export async function restoreBackup(source: string, dataDir: string, config: Con
       for (const [table, n] of Object.entries(manifest.row_counts)) {
         if (counts[table] !== n) throw new Error(`the backup's ${table} has ${counts[table] ?? 0} rows, its manifest says ${n}`);
       }
+      checkFiles(db, staging, manifest);
       applied = migrateAll(db);
       const hot = openHotStore(staging);
       try {

@@ -146,6 +146,20 @@ t.test('a backup under writes has everything acknowledged before it started; the
   const file = await fetch(`${restored.url}/media/${upload.json.id}`);
   t.same(Buffer.from(await file.arrayBuffer()), PNG, 'the media file');
   t.equal((await restored.get('/api/me', { key: alice.key })).status, 200, 'keys work');
+
+  // The same backup with its media file lost, then cut short: refused, nothing made.
+  const media = join(target, 'media', upload.json.id);
+  const lost = join(dir(), 'lost');
+  rmSync(media);
+  const withoutFile = await runCli(['restore', target, '--data', lost]);
+  t.equal(withoutFile.code, 1);
+  t.equal(withoutFile.stderr, `perch: the backup lacks 1 of its 1 files (media/${upload.json.id})\n`);
+  t.notOk(existsSync(lost), 'no data directory was made');
+  writeFileSync(media, PNG.subarray(0, 100));
+  const cut = await runCli(['restore', target, '--data', lost]);
+  t.equal(cut.code, 1);
+  t.equal(cut.stderr, `perch: the backup's files are not the ones it wrote: 1 files of 100 bytes, its manifest says 1 of ${PNG.length}\n`);
+  t.notOk(existsSync(lost), 'nor for a file cut short');
 });
 
 t.test('a quiet backup restores timelines, profiles and link lists exactly; the copy goes on from there', async (t) => {
