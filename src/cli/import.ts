@@ -27,13 +27,15 @@ export async function importCommand(format: ImportFormat, file: string, opts: Im
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new Error(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    // A FILE that cannot be read, or is not an export of the format, is a bad value (exit 2),
+    // as restore's DIR that is not a backup is.
+    throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
   let entries;
   try {
     entries = parseImport(format, text);
   } catch (err) {
-    if (err instanceof ImportFileError) throw new Error(`${file} is not a ${format} export: ${err.message}`);
+    if (err instanceof ImportFileError) throw new UsageError(`${file} is not a ${format} export: ${err.message}`);
     throw err;
   }
   const dir = existingDataDirOf(opts);

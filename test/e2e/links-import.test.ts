@@ -169,12 +169,12 @@ t.test('a large file reports its progress; bad input exits with one line', async
   t.equal(noUser.code, 2, 'a bad value exits 2');
   t.match(noUser.stderr, /perch: no user nobody\n$/);
   const wrongShape = await server.cli(['import', 'kutt', join(FIXTURES, 'shlink.json'), '--user', 'alice']);
-  t.equal(wrongShape.code, 1);
+  t.equal(wrongShape.code, 2, 'a file of another format is a bad value');
   t.match(wrongShape.stderr, /is not a kutt export: not a Kutt links page/);
   const badFormat = await server.cli(['import', 'bitly', file, '--user', 'alice']);
   t.equal(badFormat.code, 2);
   t.equal(badFormat.stderr.split('\n').length, 2, 'one line');
   const noFile = await server.cli(['import', 'csv', join(server.dataDir, 'missing.csv'), '--user', 'alice']);
-  t.equal(noFile.code, 1);
+  t.equal(noFile.code, 2, 'so is a file that cannot be read');
   t.match(noFile.stderr, /cannot read .*missing\.csv: ENOENT/);
 });
