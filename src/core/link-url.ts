@@ -166,9 +166,10 @@ function pointsAtOrigin(target: URL, publicOrigin: string): boolean {
 
 /**
  * Checks a target URL against the contract: absolute http(s), at most 2048 characters, with a
- * host written as `scheme://host` (writtenAuthority), without credentials, not the service itself (pointsAtOrigin), not on the blocklist
- * (subdomains included). The URL is kept as given when it is plain visible ASCII; otherwise its
- * normalised, percent-encoded form is stored so the Location header is always valid.
+ * host written as `scheme://host` (writtenAuthority), without credentials, not the service
+ * itself (pointsAtOrigin), not on the blocklist (subdomains included). The URL is kept as given
+ * when it is plain visible ASCII; otherwise its normalised, percent-encoded form is stored so the
+ * Location header is always valid.
  */
 export function checkTargetUrl(input: string, rules: TargetRules): TargetCheck {
   if (input.length > MAX_URL_LENGTH) return { ok: false, message: `must be at most ${MAX_URL_LENGTH} characters` };

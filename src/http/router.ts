@@ -538,7 +538,7 @@ export class Router {
     );
   }
 
-  /** The error answer of a route, with the route's errorHeaders (an authenticated route's for an authenticated caller). */
+  /** The error answer of a route, with its errorHeaders (an authenticated route's only for an authenticated caller). */
   private failure(route: Route, ctx: Ctx, err: unknown, state: InFlight): Reply {
     const reply = errorReply(err, `${this.hooks.threadIndex}-${ctx.requestNo.toString(36)}`, { route: state.route });
     if (route.errorHeaders && (ctx.principal || !route.auth)) {
