@@ -118,8 +118,14 @@ export class Problem extends Error {}
 export function describeError(err: unknown): string {
   if (err instanceof ApiError) {
     let text = err.message;
-    const fields = err.details.filter((d) => d.message);
-    if (fields.length > 0) text += ' ' + fields.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; ') + '.';
+    // A 400 about one field often says it in its message already ("expires_at: must be in the
+    // future"): each detail is added only when the message does not hold it.
+    const said = text.toLowerCase();
+    const fields = err.details
+      .filter((d) => d.message)
+      .map((d) => (d.path ? `${d.path}: ${d.message}` : d.message))
+      .filter((line) => !said.includes(line.toLowerCase()));
+    if (fields.length > 0) text += ' ' + fields.join('; ') + '.';
     if ((err.status === 429 || err.status === 503) && err.retryAfterSeconds) {
       const s = err.retryAfterSeconds;
       text += ` Try again in ${s} second${s === 1 ? '' : 's'}.`;
