@@ -27,7 +27,7 @@ import { CacheInvalidation, RedirectCache } from './cache';
 import { ClickQueue } from './clicks';
 import { CodePool } from './code-pool';
 import { isoTimestampMs, type PatchBody, type ShortenBody } from './schema';
-import { LinkStore, type LinkRow, type LinkWithTotals } from './store';
+import { LinkStore, type LinkEdit, type LinkRow, type LinkWithTotals } from './store';
 import { ALIAS_TAKEN, type LinkWrites } from './writes';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -403,11 +403,13 @@ export class LinkService {
       throw invalidRequest([{ path: '', message: 'give url, expires_at and/or password' }], 'Nothing to change: give url, expires_at and/or password.');
     }
     const f = this.checkFields(body, nowMs);
-    const url = f.url ?? row.url;
-    const domain = f.domain ?? row.domain;
-    const expiresMs = f.expiresMs !== undefined ? f.expiresMs : row.expires_ms;
-    const passwordHash = f.password === undefined ? undefined : f.password === null ? null : await hashPassword(f.password);
-    await this.deps.writes.run('updateLink', { code, url, domain, expiresMs, nowMs, passwordHash });
+    // Only what this request gives: the writer keeps the rest as the row has it when it commits,
+    // so an edit made at the same moment to another field is not undone.
+    const edit: LinkEdit = {};
+    if (f.url !== undefined && f.domain !== undefined) edit.target = { url: f.url, domain: f.domain };
+    if (f.expiresMs !== undefined) edit.expiresMs = f.expiresMs;
+    if (f.password !== undefined) edit.passwordHash = f.password === null ? null : await hashPassword(f.password);
+    await this.deps.writes.run('updateLink', { code, edit, nowMs });
     await this.invalidation.invalidate(code);
     // A DELETE may have come in between: the link is gone for this request too.
     const updated = this.store.byCode(code);

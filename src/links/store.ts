@@ -3,6 +3,15 @@
 import type { Sqlite } from '../store/sqlite';
 import type { ClickAggregate } from '../core/clicks';
 
+/** What an edit of a link changes; a field left out stays as it is. */
+export interface LinkEdit {
+  target?: { url: string; domain: string };
+  /** null: no expiry. */
+  expiresMs?: number | null;
+  /** null: no password. */
+  passwordHash?: string | null;
+}
+
 export interface LinkRow {
   code: string;
   id: string;
@@ -89,9 +98,12 @@ export class LinkStore {
       byCode: db.prepare(`SELECT ${COLUMNS} FROM links WHERE code = ?`),
       target: db.prepare('SELECT url, expires_ms, password_hash IS NOT NULL AS protected FROM links WHERE code = ?'),
       passwordHash: db.prepare('SELECT password_hash FROM links WHERE code = ?'),
+      // Each field only when the edit gives it: two edits of different fields made at once both
+      // stand, whichever commits first.
       update: db.prepare(
-        'UPDATE links SET url = ?, domain = ?, expires_at = ?, expires_ms = ?, updated_at = ?, retired_at = NULL, ' +
-          'password_hash = CASE WHEN ? = 1 THEN ? ELSE password_hash END WHERE code = ?',
+        'UPDATE links SET url = CASE WHEN @setUrl THEN @url ELSE url END, domain = CASE WHEN @setUrl THEN @domain ELSE domain END, ' +
+          'expires_at = CASE WHEN @setExpiry THEN @expiresAt ELSE expires_at END, expires_ms = CASE WHEN @setExpiry THEN @expiresMs ELSE expires_ms END, ' +
+          'updated_at = @now, retired_at = NULL, password_hash = CASE WHEN @setPassword THEN @hash ELSE password_hash END WHERE code = @code',
       ),
       remove: db.prepare('DELETE FROM links WHERE code = ?'),
       removeDaily: db.prepare('DELETE FROM link_clicks_daily WHERE code = ?'),
@@ -210,12 +222,26 @@ export class LinkStore {
   }
 
   /**
-   * False when no such link exists (any more). `passwordHash` undefined keeps the password as it
-   * is; null removes it.
+   * Changes the fields `edit` gives and keeps the others as they are in the row now: `target`
+   * (the URL and its domain), `expiresMs` (null: no expiry), `passwordHash` (null removes it).
+   * False when no such link exists (any more).
    */
-  update(code: string, url: string, domain: string, expiresMs: number | null, nowMs: number, passwordHash?: string | null): boolean {
-    const change = passwordHash === undefined ? 0 : 1;
-    return this.s.update.run(url, domain, iso(expiresMs), expiresMs, iso(nowMs), change, passwordHash ?? null, code).changes === 1;
+  update(code: string, edit: LinkEdit, nowMs: number): boolean {
+    const expiresMs = edit.expiresMs ?? null;
+    return (
+      this.s.update.run({
+        code,
+        setUrl: edit.target ? 1 : 0,
+        url: edit.target?.url ?? null,
+        domain: edit.target?.domain ?? null,
+        setExpiry: edit.expiresMs === undefined ? 0 : 1,
+        expiresAt: iso(expiresMs),
+        expiresMs,
+        setPassword: edit.passwordHash === undefined ? 0 : 1,
+        hash: edit.passwordHash ?? null,
+        now: iso(nowMs),
+      }).changes === 1
+    );
   }
 
   /**

@@ -5,7 +5,7 @@
 // timer (writer/writer.ts).
 import { conflict, notFound } from '../http/errors';
 import type { Sqlite } from '../store/sqlite';
-import { LinkStore, type LinkRow, type NewLink } from './store';
+import { LinkStore, type LinkEdit, type LinkRow, type NewLink } from './store';
 
 export const ALIAS_TAKEN = 'This code is already in use; choose another alias.';
 
@@ -29,8 +29,8 @@ export function linkWrites(db: Sqlite) {
 
     // Ownership was checked by the HTTP thread (a link never changes owner); a link deleted since
     // then is gone for this request too. `passwordHash`: undefined keeps it, null removes it.
-    updateLink(a: { code: string; url: string; domain: string; expiresMs: number | null; nowMs: number; passwordHash?: string | null }): void {
-      if (!store.update(a.code, a.url, a.domain, a.expiresMs, a.nowMs, a.passwordHash)) throw notFound('No such link.');
+    updateLink(a: { code: string; edit: LinkEdit; nowMs: number }): void {
+      if (!store.update(a.code, a.edit, a.nowMs)) throw notFound('No such link.');
     },
 
     removeLink(a: { code: string; nowMs?: number }): void {

@@ -45,6 +45,31 @@ t.test('PATCH racing DELETE of the same link answers 200 or 404, never 500', asy
   for (const key of outcomes.keys()) t.match(key, /^PATCH (200|404), DELETE 204$/, key);
 });
 
+t.test('PATCHes of different fields made at once all stand, on either thread', async (t) => {
+  let lost = 0;
+  for (let i = 0; i < 30; i++) {
+    const code = await create(server, alice, `https://example.com/fields-${i}`);
+    const expires = new Date(Date.now() + 86_400_000 + i).toISOString();
+    const answers = await Promise.all([
+      server.request('PATCH', `/api/links/${code}`, { key: alice.key, json: { url: `https://example.com/fields-${i}-b` } }),
+      server.request('PATCH', `/api/links/${code}`, { key: alice.key, json: { expires_at: expires } }),
+      server.request('PATCH', `/api/links/${code}`, { key: alice.key, json: { password: 'pass word' } }),
+    ]);
+    t.same(answers.map((a) => a.status), [200, 200, 200], `link ${i}: three 200s`);
+    // Each answer shows its own change, whatever the others did.
+    t.equal(answers[0].json.url, `https://example.com/fields-${i}-b`);
+    t.equal(answers[1].json.expires_at, expires);
+    t.equal(answers[2].json.password_protected, true);
+    const after = await server.get(`/api/links/${code}`, { key: alice.key });
+    const kept = after.json.url === `https://example.com/fields-${i}-b` && after.json.expires_at === expires && after.json.password_protected === true;
+    if (!kept) {
+      lost++;
+      t.fail(`link ${i}: ${JSON.stringify([after.json.url, after.json.expires_at, after.json.password_protected])}`);
+    }
+  }
+  t.equal(lost, 0, 'no edit undone by another');
+});
+
 t.test('after DELETE answers 204, no thread redirects the code, though they were reading it meanwhile', async (t) => {
   const links = 200;
   const stale: string[] = [];

@@ -180,17 +180,35 @@ t.test('the redirect cache: miss → SQLite, TTL as safety net, dropShared', asy
   const cache = new RedirectCache(hot, store, 1000);
   t.same(cache.lookup('cache01', now), ['https://old.example', 0, now, 0]);
   t.equal(cache.lookup('nosuch1', now), undefined);
-  store.update('cache01', 'https://new.example', 'new.example', null, now);
+  store.update('cache01', { target: { url: 'https://new.example', domain: 'new.example' } }, now);
   t.equal(cache.lookup('cache01', now + 500)![0], 'https://old.example', 'within the TTL the cache answers');
   t.equal(cache.lookup('cache01', now + 1000)![0], 'https://new.example', 'never beyond one TTL');
-  store.update('cache01', 'https://newer.example', 'newer.example', now + 5000, now);
+  store.update('cache01', { target: { url: 'https://newer.example', domain: 'newer.example' }, expiresMs: now + 5000 }, now);
   cache.forget('cache01');
   cache.invalidateShared('cache01', now + 1000);
   t.same(cache.lookup('cache01', now + 1001), ['https://newer.example', now + 5000, now + 1001, 0]);
-  store.update('cache01', 'https://newer.example', 'newer.example', null, now, 'scrypt$1$1$1$c2FsdA$a2V5');
+  store.update('cache01', { expiresMs: null, passwordHash: 'scrypt$1$1$1$c2FsdA$a2V5' }, now);
   cache.forget('cache01');
   cache.invalidateShared('cache01', now + 1001);
   t.same(cache.lookup('cache01', now + 1002), ['https://newer.example', 0, now + 1002, 1], 'a password link is marked in its entry');
+});
+
+t.test('an edit changes only the fields it gives', async (t) => {
+  const now = Date.now();
+  store.insert({ code: 'edit001', id: '102', ownerId: '1', url: 'https://a.example/1', domain: 'a.example', createdMs: now, expiresMs: now + 60_000 });
+  const fields = () => {
+    const r = store.byCode('edit001')!;
+    return [r.url, r.domain, r.expires_ms, r.password_protected];
+  };
+  t.ok(store.update('edit001', { target: { url: 'https://b.example/2', domain: 'b.example' } }, now));
+  t.same(fields(), ['https://b.example/2', 'b.example', now + 60_000, 0], 'the target; the expiry kept');
+  t.ok(store.update('edit001', { expiresMs: now + 120_000 }, now));
+  t.same(fields(), ['https://b.example/2', 'b.example', now + 120_000, 0], 'the expiry; the target kept');
+  t.ok(store.update('edit001', { passwordHash: 'scrypt$1$1$1$c2FsdA$a2V5' }, now));
+  t.same(fields(), ['https://b.example/2', 'b.example', now + 120_000, 1], 'the password; the rest kept');
+  t.ok(store.update('edit001', { expiresMs: null, passwordHash: null }, now));
+  t.same(fields(), ['https://b.example/2', 'b.example', null, 0], 'no expiry, no password');
+  t.notOk(store.update('nosuch1', { expiresMs: null }, now), 'no such link');
 });
 
 t.test("an invalidation from another thread reaches this thread's next lookup, though its LMDB snapshot is older", async (t) => {
