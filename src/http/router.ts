@@ -234,9 +234,12 @@ export function writeReply(res: HttpResponse, reply: Reply, head: boolean, close
   }
   if (reply.status === 204 || reply.status === 304) {
     // No body and no Content-Length: a 204 must not have one, and a 304's would describe the
-    // cached representation, which this reply does not carry.
+    // cached representation, which this reply does not carry. uWS closes a connection only with
+    // a length it writes itself: here the header tells the client to send nothing more on it.
+    if (closeConnection) res.writeHeader('Connection', 'close');
     res.endWithoutBody();
   } else if (head) {
+    if (closeConnection) res.writeHeader('Connection', 'close');
     endHead(res, body ?? '');
   } else {
     res.end(body ?? '', closeConnection);
@@ -273,7 +276,20 @@ export class Router {
   private readonly byPath = new Map<string, Route[]>();
   private readonly raw = new Map<string, RawRoute[]>();
 
+  /**
+   * Set as the thread stops: every answer from then on closes its connection (one without a body
+   * says `Connection: close`, which tells the client to send nothing more on it), so that a client
+   * that keeps its connection busy (keep-alive, a request after each answer) cannot hold the
+   * thread open until the shutdown deadline; it reconnects, and finds the port closed.
+   */
+  private closing = false;
+
   constructor(private readonly hooks: RouterHooks) {}
+
+  /** From now on, each answer closes its connection (the thread is stopping). */
+  closeConnectionsAfterAnswers(): void {
+    this.closing = true;
+  }
 
   add(...routes: Route[]): this {
     for (const r of routes) {
@@ -559,7 +575,7 @@ export class Router {
       this.startStream(res, state, reply, reply.stream);
       return;
     }
-    writeReply(res, reply, state.head, closeConnection);
+    writeReply(res, reply, state.head, closeConnection || this.closing);
     this.settle(state, reply.status);
   }
 

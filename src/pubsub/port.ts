@@ -31,7 +31,11 @@ export interface PubSub {
   close(): void;
 }
 
-type Envelope = { k: 'msg'; id: string; body: unknown; ack: boolean } | { k: 'ack'; id: string };
+/** `from`: the port that sent an acknowledgement, or that closed (`leave`). */
+type Envelope = { k: 'msg'; id: string; body: unknown; ack: boolean } | { k: 'ack'; id: string; from: string } | { k: 'leave'; from: string };
+
+/** Ports made in this thread so far: with the thread and process, each port's own name. */
+let portsMade = 0;
 
 interface Channel {
   channel: BroadcastChannel;
@@ -40,15 +44,28 @@ interface Channel {
 
 /**
  * The port of one thread. `peers`: the other threads of the process that subscribe to the same
- * topics (the other HTTP threads), whose acknowledgements publishAndWait waits for.
+ * topics (the other HTTP threads), whose acknowledgements publishAndWait waits for. A port that
+ * closes says so on its channels: a thread that stops first (at shutdown) is then no longer
+ * waited for by those still answering their last requests.
  */
 export class ThreadPubSub implements PubSub {
   private readonly channels = new Map<string, Channel>();
-  private readonly pending = new Map<string, { waiting: number; done: (ok: boolean) => void }>();
+  private readonly pending = new Map<string, { waiting: number; acked: Set<string>; done: (ok: boolean) => void }>();
   private counter = 0;
   private closed = false;
+  private readonly id = `${process.pid}:${threadId}:${++portsMade}`;
+  /** Peers that closed their port. */
+  private readonly left = new Set<string>();
+  /**
+   * Whether this port is one of the peers the others count (it has peers itself: an HTTP thread
+   * of several). Only such a port says it leaves; a port with none (a pool thread, the
+   * supervisor, the only HTTP thread) is waited for by nobody.
+   */
+  private readonly counted: boolean;
 
-  constructor(private readonly peers: number) {}
+  constructor(private peers: number) {
+    this.counted = peers > 0;
+  }
 
   publish<T>(topic: Topic<T>, message: T): void {
     if (this.closed) return;
@@ -67,6 +84,7 @@ export class ThreadPubSub implements PubSub {
       }, timeoutMs);
       this.pending.set(id, {
         waiting: this.peers,
+        acked: new Set(),
         done: (ok) => {
           clearTimeout(timer);
           resolve(ok);
@@ -84,8 +102,13 @@ export class ThreadPubSub implements PubSub {
   }
 
   close(): void {
+    if (this.closed) return;
     this.closed = true;
-    for (const ch of this.channels.values()) ch.channel.close();
+    for (const ch of this.channels.values()) {
+      // After every acknowledgement it sent on the channel, which arrive first.
+      if (this.counted) ch.channel.postMessage({ k: 'leave', from: this.id } satisfies Envelope);
+      ch.channel.close();
+    }
     this.channels.clear();
     for (const p of this.pending.values()) p.done(false);
     this.pending.clear();
@@ -106,10 +129,18 @@ export class ThreadPubSub implements PubSub {
   private receive(ch: Channel, m: Envelope): void {
     if (m.k === 'ack') {
       const p = this.pending.get(m.id);
-      if (p && --p.waiting === 0) {
-        this.pending.delete(m.id);
-        p.done(true);
+      if (p && !p.acked.has(m.from)) {
+        p.acked.add(m.from);
+        this.answered(m.id, p);
       }
+      return;
+    }
+    if (m.k === 'leave') {
+      // Said on each of its channels: counted once. What it had not acknowledged, it never will.
+      if (this.left.has(m.from)) return;
+      this.left.add(m.from);
+      this.peers = Math.max(0, this.peers - 1);
+      for (const [id, p] of this.pending) if (!p.acked.has(m.from)) this.answered(id, p);
       return;
     }
     for (const handler of ch.handlers) {
@@ -119,6 +150,14 @@ export class ThreadPubSub implements PubSub {
         log.error('a message handler failed', errorFields(err));
       }
     }
-    if (m.ack) ch.channel.postMessage({ k: 'ack', id: m.id } satisfies Envelope);
+    // A handler may have closed the port (its thread stopping): the leave says the rest.
+    if (m.ack && !this.closed) ch.channel.postMessage({ k: 'ack', id: m.id, from: this.id } satisfies Envelope);
+  }
+
+  /** One peer fewer to wait for; the message is done when none is left. */
+  private answered(id: string, p: { waiting: number; done: (ok: boolean) => void }): void {
+    if (--p.waiting > 0) return;
+    this.pending.delete(id);
+    p.done(true);
   }
 }

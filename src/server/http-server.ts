@@ -112,6 +112,7 @@ export function startHttpServer(data: ThreadData, port: MessagePort, onMainThrea
     // (idle keep-alive) connections: a thread must not end with uWS handles still open.
     if (listenSocket) uws.us_listen_socket_close(listenSocket);
     listenSocket = null;
+    router.closeConnectionsAfterAnswers();
     for (const part of parts) part.stopping?.();
     const deadline = Date.now() + data.config.server.shutdown_timeout_seconds * 1000 - 1000;
     while (inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));

@@ -126,3 +126,49 @@ for (const moment of ['preparation', 'first answer'] as const) {
     t.notMatch(r.stdout, /"msg":"listening"/, 'the start did not go on to announce itself');
   });
 }
+
+t.test('clients that keep their connections busy do not hold a stopping server open (two HTTP threads)', async (t) => {
+  // A long deadline: a server that waited for it would be plain to see.
+  const server = await startServer({
+    threads: 2,
+    config: {
+      server: { shutdown_timeout_seconds: 60 },
+      limits: { shorten: { capacity: 100_000, refill_per_second: 10_000, burst_per_second: 10_000, daily_quota: 1_000_000 } },
+      anomaly: { max_links: 1_000_000, max_same_domain: 1_000_000 },
+    },
+  });
+  t.teardown(() => server.close());
+  const key = await server.keygen('busy');
+  // Keep-alive clients, each sending its next request as soon as the last is answered: links
+  // made, edited and deleted (edits and deletions wait for the other thread to drop its cache).
+  let running = true;
+  let afterStop = 0;
+  let stopAt = 0;
+  const client = async (n: number) => {
+    for (let i = 0; running; i++) {
+      try {
+        const made = await server.post('/api/shorten', { key: key.key, json: { url: `https://example.com/${n}/${i}` } });
+        if (made.status !== 201) continue;
+        const code = made.json.short_code;
+        await server.request('PATCH', `/api/links/${code}`, { key: key.key, json: { url: `https://example.com/${n}/${i}/b` } });
+        await server.request('DELETE', `/api/links/${code}`, { key: key.key });
+        if (stopAt && Date.now() > stopAt) afterStop++;
+      } catch {
+        // Refused or closed: the server is going.
+        if (stopAt) return;
+      }
+    }
+  };
+  const clients = Array.from({ length: 20 }, (_, n) => client(n));
+  await new Promise((r) => setTimeout(r, 1500));
+  stopAt = Date.now();
+  const code = await server.stop();
+  const tookMs = Date.now() - stopAt;
+  running = false;
+  await Promise.all(clients);
+  t.equal(code, 0, 'exit code');
+  t.ok(tookMs < 30_000, `stopped without waiting for its 60 s deadline (${tookMs} ms)`);
+  t.notOk(server.logs.some((l) => l.includes('shutdown timed out')), 'no timeout');
+  t.notOk(server.logs.some((l) => l.includes('not acknowledged by every thread')), 'no thread waited for one that had stopped');
+  t.comment(`${afterStop} rounds finished after SIGTERM`);
+});

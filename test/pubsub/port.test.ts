@@ -52,6 +52,43 @@ t.test('publishAndWait resolves once every peer has handled the message', async 
   t.same(handled.sort(), ['b:x', 'c:x'], 'both handled it before the answer');
 });
 
+t.test('a peer that closed its port is not waited for, by messages pending or sent later', async (t) => {
+  const a = new ThreadPubSub(2);
+  const b = new ThreadPubSub(2);
+  const c = new ThreadPubSub(2);
+  t.teardown(() => (a.close(), b.close(), c.close()));
+  let gate!: () => void;
+  const opened = new Promise<void>((r) => (gate = r));
+  b.subscribe(greeting, () => {});
+  // c subscribes and leaves before answering: the pending message must not wait out its timeout.
+  c.subscribe(greeting, () => {
+    c.close();
+    gate();
+  });
+  const started = Date.now();
+  t.equal(await a.publishAndWait(greeting, { text: 'x' }, ACK_MS), true, 'b answered, c left');
+  await opened;
+  t.ok(Date.now() - started < ACK_MS / 2, 'without waiting out the timeout');
+  t.equal(await a.publishAndWait(greeting, { text: 'y' }, ACK_MS), true, 'later messages wait for b alone');
+  b.close();
+  t.equal(await a.publishAndWait(greeting, { text: 'z' }, ACK_MS), true, 'and with every peer gone, for nobody');
+});
+
+t.test('a peer that answered and then left counts once', async (t) => {
+  const a = new ThreadPubSub(2);
+  const b = new ThreadPubSub(2);
+  const c = new ThreadPubSub(2);
+  t.teardown(() => (a.close(), b.close(), c.close()));
+  b.subscribe(greeting, () => {});
+  b.subscribe(other, () => {});
+  c.subscribe(greeting, () => {});
+  t.equal(await a.publishAndWait(greeting, { text: 'x' }, ACK_MS), true);
+  b.close();
+  // b left on both its channels: a counts it once, so c alone is waited for, and must answer.
+  c.close();
+  t.equal(await a.publishAndWait(greeting, { text: 'y' }, ACK_MS), true, 'both gone: nobody to wait for');
+});
+
 t.test('publishAndWait gives up after its timeout when a peer does not answer', async (t) => {
   const a = new ThreadPubSub(2);
   const b = new ThreadPubSub(2);
