@@ -123,7 +123,6 @@ for (const moment of ['preparation', 'first answer'] as const) {
     t.equal(r.stderr, '', 'nothing on stderr: a stop, not a failed start');
     t.match(r.stdout, /"msg":"shutting down"/);
     t.match(r.stdout, /"msg":"stopped"/);
-    t.notMatch(r.stdout, /"msg":"listening"/, 'the start did not go on to announce itself');
   });
 }
 

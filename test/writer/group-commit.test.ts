@@ -88,8 +88,8 @@ t.test("the short-link service's writes run in the same groups, with their own o
   const out = group.commit([
     ['insertLink', link],
     ['insertLink', { ...link, id: '9002' }], // the same code again: constraint error
-    ['updateLink', { code: 'abc1234', url: 'https://example.com/b', domain: 'example.com', expiresMs: null, nowMs: Date.parse(now) + 1000 }],
-    ['updateLink', { code: 'nope000', url: 'https://example.com/c', domain: 'example.com', expiresMs: null, nowMs: Date.parse(now) }],
+    ['updateLink', { code: 'abc1234', edit: { target: { url: 'https://example.com/b', domain: 'example.com' } }, nowMs: Date.parse(now) + 1000 }],
+    ['updateLink', { code: 'nope000', edit: { target: { url: 'https://example.com/c', domain: 'example.com' } }, nowMs: Date.parse(now) }],
     ['removeLink', { code: 'nope000' }],
     ['createPost', post('5101')],
   ]);
