@@ -174,7 +174,18 @@ t.test('a follower follows from the profile; a post with an image reaches their 
   t.equal(await textOf(bobPage, '.post-list article .handle'), '@alice');
   await waitInPage(bobPage, `[...document.querySelectorAll('.post-media img')].every((i) => i.complete && i.naturalWidth === 40)`);
   t.pass('the image is shown, decoded at its size');
+  await waitInPage(bobPage, `document.activeElement === document.querySelector('.post-list article')`);
+  t.pass('the focus is on the new post');
   await noSeriousViolations(t, bobPage, 'home timeline');
+
+  // Two more, above the one shown: they go on top, and the newest takes the focus.
+  const more = [];
+  for (const text of ['Second light.', 'Third light.']) more.push((await server.post('/api/posts', { key: alice.key, json: { text } })).json);
+  await waitInPage(bobPage, `document.querySelector('button.new-posts')?.textContent.trim() === 'Show 2 new posts'`, 15_000);
+  await bobPage.click('button.new-posts');
+  await waitInPage(bobPage, `document.activeElement?.dataset?.postId === ${JSON.stringify(more[1].id)}`);
+  t.same(await articleTexts(bobPage), ['Third light.', 'Second light.', POST_TEXT], 'on top, newest first');
+  for (const p of more) t.equal((await server.request('DELETE', `/api/posts/${p.id}`, { key: alice.key })).status, 204);
 });
 
 t.test("likes toggle, with the count read back from the server; the author's open page hears of it live", async (t) => {
@@ -248,6 +259,18 @@ t.test("a reply from the post's page joins its thread, and deleting one's own po
   await waitInPage(bobPage, `!document.querySelector('article[data-post-id="${reply.id}"]')`);
   t.equal((await server.get(`/api/posts/${reply.id}`)).status, 404, 'the post is gone');
   t.equal((await server.get(`/api/posts/${postId}`)).json.reply_count, 0, 'and no longer counted as a reply');
+
+  // Deleted from the thread itself: the count on the page follows the server's.
+  const again = await server.post('/api/posts', { key: bob.key, json: { text: 'A second look.', reply_to: postId } });
+  t.equal(again.status, 201);
+  await bobPage.goto(server.url + `/#/posts/${postId}`);
+  await waitInPage(bobPage, `document.querySelectorAll('.thread-replies article').length === 1`);
+  t.equal(await textOf(bobPage, '#replies-title'), '1 reply');
+  await bobPage.click(`.thread-replies article[data-post-id="${again.json.id}"] .delete-post`);
+  await bobPage.waitForSelector('dialog[open]');
+  await clickText(bobPage, 'dialog[open] button', 'Delete');
+  await waitInPage(bobPage, `document.querySelectorAll('.thread-replies article').length === 0 && document.querySelector('#replies-title').textContent === 'Replies'`);
+  t.notMatch(await textOf(bobPage, '.focus-post .post-actions'), /1 reply/, "the post's count follows the deletion");
 });
 
 t.test('the counter counts as the server does: code points after NFC', async (t) => {
@@ -267,6 +290,8 @@ t.test('the counter counts as the server does: code points after NFC', async (t)
 
   await setValue(alicePage, '#compose-text', ' \u3000\n');
   t.equal(await alicePage.$eval('.compose button[type="submit"]', (b: any) => b.disabled), true, 'white space only is not postable');
+  await setValue(alicePage, '#compose-text', '\u3164\u2800');
+  t.equal(await alicePage.$eval('.compose button[type="submit"]', (b: any) => b.disabled), true, 'nor characters that show nothing');
   t.equal((await server.post('/api/posts', { key: carol.key, json: { text: ' \u3000\n' } })).status, 400);
   await setValue(alicePage, '#compose-text', '');
 });

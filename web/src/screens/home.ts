@@ -64,10 +64,20 @@ export function Home() {
       feed.reload();
     }
     setNewCount(0);
-    const first = document.querySelector<HTMLElement>('.post-list article');
-    first?.setAttribute('tabindex', '-1');
-    first?.focus();
+    // The newest post takes the focus once the list shows it (after this render, or the reload).
+    setFocusAfter({ id: top !== null && newer.length < page.items.length ? newer[0]?.id ?? null : null });
   }
+
+  // Which post to focus once the list is drawn: by id, or (after a reload) the first.
+  const [focusAfter, setFocusAfter] = useState<{ id: string | null } | null>(null);
+  useEffect(() => {
+    if (!focusAfter || feed.loading) return;
+    const first = document.querySelector<HTMLElement>(focusAfter.id ? `.post-list article[data-post-id="${focusAfter.id}"]` : '.post-list article');
+    if (!first) return;
+    first.setAttribute('tabindex', '-1');
+    first.focus();
+    setFocusAfter(null);
+  }, [focusAfter, feed.items, feed.loading]);
 
   function posted(post: Post) {
     feed.setItems((items) => [post, ...items]);

@@ -35,9 +35,12 @@ async function ancestorsOf(post: PostData): Promise<Ancestors> {
   return { posts: chain.reverse(), more: next, deleted: false };
 }
 
-function Replies({ post, feed }: { post: PostData; feed: Feed<PostData> }) {
+function Replies({ post, feed, onRemoved }: { post: PostData; feed: Feed<PostData>; onRemoved: () => void }) {
   const replace = (p: PostData) => feed.setItems((items) => items.map((x) => (x.id === p.id ? p : x)));
-  const drop = (id: string) => feed.setItems((items) => items.filter((x) => x.id !== id));
+  const drop = (id: string) => {
+    feed.setItems((items) => items.filter((x) => x.id !== id));
+    onRemoved();
+  };
   return html`<section aria-labelledby="replies-title" class="replies">
     <h2 id="replies-title">${post.reply_count ? plural(post.reply_count, 'reply', 'replies') : 'Replies'}</h2>
     ${feed.items.length === 0 && feed.done && !feed.error ? html`<p class="muted">No replies yet.</p>` : null}
@@ -88,7 +91,11 @@ export function PostPage({ id }: { id: string }) {
     } else {
       announce('Reply posted; it is at the end of the thread.');
     }
-    // The reply count is the server's.
+    rereadCount();
+  }
+
+  /** The reply count is the server's: read again after a reply came or went. */
+  function rereadCount() {
     postById(id, true).then((p) => p && setPost(p), setError);
   }
 
@@ -113,6 +120,6 @@ export function PostPage({ id }: { id: string }) {
       : error ? null : html`<${Loading} />`}
     ${post && have.notifications ? html`<${MuteThread} postId=${post.id} />` : null}
     ${post ? html`<${Compose} replyTo=${post.id} onPosted=${replied} />` : null}
-    ${post ? html`<${Replies} post=${post} feed=${replies} />` : null}
+    ${post ? html`<${Replies} post=${post} feed=${replies} onRemoved=${rereadCount} />` : null}
   </div>`;
 }
