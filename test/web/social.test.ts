@@ -211,8 +211,11 @@ t.test("likes toggle, with the count read back from the server; the author's ope
   t.equal(frames[0].data.post_id, postId);
   t.same(frames[0].data.actor_ids, [bob.user_id]);
   t.equal(await alicePage.title(), '(2) Home · perch', 'the title counts them too');
-  await bobPage.click(like);
+  // From the keyboard: the button keeps the focus through its request (a disabled one drops it).
+  await bobPage.focus(like);
+  await bobPage.keyboard.press('Enter');
   await waitInPage(bobPage, `document.querySelector('${like}').getAttribute('aria-pressed') === 'false' && document.querySelector('${like}').parentElement.textContent.includes('0 likes')`);
+  t.equal(await bobPage.evaluate((sel: string) => (globalThis as any).document.activeElement === (globalThis as any).document.querySelector(sel), like), true, 'the focus stayed on Like');
   t.equal((await server.get(`/api/posts/${postId}`)).json.like_count, 0);
   await bobPage.click(like);
   await waitInPage(bobPage, `document.querySelector('${like}').getAttribute('aria-pressed') === 'true'`);

@@ -179,7 +179,7 @@ export function PostCard({ post, onChange, onRemoved, inThread = false }: { post
   }
 
   async function toggleLike() {
-    if (!me) return;
+    if (!me || busy) return;
     setBusy(true);
     setError(null);
     const want = !liked;
@@ -216,7 +216,7 @@ export function PostCard({ post, onChange, onRemoved, inThread = false }: { post
         </div>`
       : null}
     <footer class="post-actions">
-      <button type="button" class="like" aria-pressed=${liked ? 'true' : 'false'} disabled=${busy || !me} onClick=${toggleLike}>
+      <button type="button" class="like" aria-pressed=${liked ? 'true' : 'false'} aria-disabled=${busy || !me ? 'true' : null} onClick=${toggleLike}>
         ${liked ? 'Liked' : 'Like'}
       </button>
       <span class="count">${plural(post.like_count ?? 0, 'like')}</span>

@@ -94,6 +94,7 @@ function EditForm({ link, onSaved }: { link: Details; onSaved: (d: Details) => v
 
   async function submit(e: Event) {
     e.preventDefault();
+    if (busy) return;
     setBusy(true);
     setError(null);
     try {
@@ -148,7 +149,7 @@ function EditForm({ link, onSaved }: { link: Details; onSaved: (d: Details) => v
       : null}
     <${ErrorMessage} error=${error} />
     <div class="actions">
-      <button type="submit" disabled=${busy}>${busy ? 'Saving…' : 'Save changes'}</button>
+      <button type="submit" aria-disabled=${busy ? 'true' : null}>${busy ? 'Saving…' : 'Save changes'}</button>
       ${expires ? html`<button type="button" class="secondary" onClick=${() => setExpires('')}>Remove expiry</button>` : null}
     </div>
   </form>`;
@@ -219,7 +220,7 @@ export function LinkDetails({ code }: { code: string }) {
     <section class="card" aria-labelledby="clicks-title">
       <div class="row">
         <h2 id="clicks-title">Clicks</h2>
-        <button type="button" class="secondary" onClick=${() => load(true)} disabled=${refreshing}>${refreshing ? 'Refreshing…' : 'Refresh'}</button>
+        <button type="button" class="secondary" onClick=${() => !refreshing && load(true)} aria-disabled=${refreshing ? 'true' : null}>${refreshing ? 'Refreshing…' : 'Refresh'}</button>
       </div>
       <${ErrorMessage} error=${error} />
       <ul class="stats">

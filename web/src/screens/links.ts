@@ -35,6 +35,7 @@ function ShortenForm({ onCreated }: { onCreated: (link: LinkSummary) => void }) 
 
   async function submit(e: Event) {
     e.preventDefault();
+    if (busy) return;
     setBusy(true);
     setError(null);
     setCopied(false);
@@ -103,7 +104,7 @@ function ShortenForm({ onCreated }: { onCreated: (link: LinkSummary) => void }) 
         </${Field}>
       </div>
       <${ErrorMessage} error=${error} />
-      <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Shortening…' : 'Shorten'}</button></div>
+      <div class="actions"><button type="submit" aria-disabled=${busy ? 'true' : null}>${busy ? 'Shortening…' : 'Shorten'}</button></div>
     </form>
     ${created
       ? html`<div class="created" role="status">

@@ -232,6 +232,7 @@ export function MuteThread({ postId }: { postId: string }) {
   }, [postId]);
 
   async function toggle() {
+    if (busy) return;
     setBusy(true);
     setError(null);
     try {
@@ -255,7 +256,7 @@ export function MuteThread({ postId }: { postId: string }) {
   return html`<div class="mute-thread">
     ${muted === null
       ? null
-      : html`<button type="button" class="secondary small" aria-pressed=${muted ? 'true' : 'false'} onClick=${toggle} disabled=${busy}>
+      : html`<button type="button" class="secondary small" aria-pressed=${muted ? 'true' : 'false'} onClick=${toggle} aria-disabled=${busy ? 'true' : null}>
           Mute this thread
         </button>
         <span class="muted small">${muted ? 'Muted: no notifications from this post or replies under it.' : ''}</span>`}

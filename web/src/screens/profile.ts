@@ -29,6 +29,7 @@ function FollowButton({ user, onChange }: { user: User; onChange: (u: User) => v
   }, [user.id]);
 
   async function toggle() {
+    if (busy || following === null) return;
     setBusy(true);
     setError(null);
     const want = !following;
@@ -52,7 +53,7 @@ function FollowButton({ user, onChange }: { user: User; onChange: (u: User) => v
   return html`<div class="follow">
     ${following === null && !error
       ? html`<${Loading} label="Checking whether you follow…" />`
-      : html`<button type="button" class=${following ? 'secondary' : ''} onClick=${toggle} disabled=${busy || following === null}>
+      : html`<button type="button" class=${following ? 'secondary' : ''} onClick=${toggle} aria-disabled=${busy || following === null ? 'true' : null}>
           ${following ? `Unfollow @${user.handle}` : `Follow @${user.handle}`}
         </button>`}
     <${ErrorMessage} error=${error} />
