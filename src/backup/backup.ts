@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { CAPABILITIES } from '../capabilities';
 import { currentSchemaVersion } from '../store/migration';
-import { openSqlite, sqlitePath } from '../store/sqlite';
+import { openSqlite, sqlitePath, type Sqlite } from '../store/sqlite';
 import { VERSION } from '../version';
 import { copyDurably, directoryState, fsyncPath, sha256File } from './files';
 import { DATABASE_FILE, HOT_STORE_NOTE, MANIFEST_FILE, MANIFEST_FORMAT, type Manifest } from './manifest';
@@ -16,6 +16,11 @@ import { quickCheck, tableRowCounts } from './store';
 
 /** A backup or restore that must not go ahead (the target is in use): nothing was touched. */
 export class RefusedError extends Error {}
+
+/** The files a database's rows refer to (media), relative to the data directory: what a backup copies. */
+export function referencedFiles(db: Sqlite): string[] {
+  return CAPABILITIES.flatMap((c) => [...(c.backupFiles?.(db) ?? [])]);
+}
 
 /** Pages per step of the online backup: all of them, so the copy is one consistent read. */
 const ALL_PAGES = 0x7fffffff;
@@ -45,7 +50,7 @@ export async function createBackup(dataDir: string, target: string, now = new Da
       if (check !== 'ok') throw new Error(`the snapshot of ${sqlitePath(dataDir)} fails SQLite's check: ${check}`);
       schemaVersion = currentSchemaVersion(copy);
       rowCounts = tableRowCounts(copy);
-      files = CAPABILITIES.flatMap((c) => [...(c.backupFiles?.(copy) ?? [])]);
+      files = referencedFiles(copy);
     } finally {
       copy.close();
     }

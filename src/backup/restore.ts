@@ -1,9 +1,9 @@
 // perch restore: a backup into a new data directory. Everything is assembled in a directory
 // beside the target and renamed into place at the end, so a failed restore leaves nothing behind
 // and a target that is not empty is never touched. The database is checked against the
-// manifest (and so are the files it refers to), migrated to this perch's schema, and the hot store is rebuilt from it: what it
-// caches fills itself from SQLite, and each capability puts back what it cannot do without
-// (capability.ts, rebuildHot).
+// manifest (and so are the files it refers to), migrated to this perch's schema, and the hot
+// store is rebuilt from it: what it caches fills itself from SQLite, and each capability puts
+// back what it cannot do without (capability.ts, rebuildHot).
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Config } from '../config';
@@ -12,7 +12,7 @@ import type { AppliedMigration } from '../store/migration';
 import { openHotStore } from '../store/lmdb';
 import { openSqlite, type Sqlite } from '../store/sqlite';
 import { secureDataDir } from '../store/data-dir';
-import { RefusedError } from './backup';
+import { RefusedError, referencedFiles } from './backup';
 import { copyDurably, directoryState, filesUnder, fsyncPath, sha256File } from './files';
 import { DATABASE_FILE, MANIFEST_FILE, manifestSchema, type Manifest } from './manifest';
 import { quickCheck, tableRowCounts } from './store';
@@ -46,7 +46,7 @@ export function readManifest(source: string): Manifest {
  */
 function checkFiles(db: Sqlite, staging: string, manifest: Manifest): void {
   const missingAtBackup = new Set(manifest.files.missing);
-  const expected = CAPABILITIES.flatMap((c) => [...(c.backupFiles?.(db) ?? [])]).filter((rel) => !missingAtBackup.has(rel));
+  const expected = referencedFiles(db).filter((rel) => !missingAtBackup.has(rel));
   const absent: string[] = [];
   let bytes = 0;
   for (const rel of expected) {

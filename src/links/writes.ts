@@ -28,7 +28,8 @@ export function linkWrites(db: Sqlite) {
     },
 
     // Ownership was checked by the HTTP thread (a link never changes owner); a link deleted since
-    // then is gone for this request too. `passwordHash`: undefined keeps it, null removes it.
+    // then is gone for this request too. The edit's fields only (LinkStore.update): the others
+    // stay as the row has them now.
     updateLink(a: { code: string; edit: LinkEdit; nowMs: number }): void {
       if (!store.update(a.code, a.edit, a.nowMs)) throw notFound('No such link.');
     },

@@ -39,7 +39,7 @@ const KEYS_PER_CHECK = 1000;
 /** The close code of a socket closed because its key is no longer valid (policy violation). */
 const CLOSE_POLICY = 1008;
 /** The close code of the sockets a stopping server closes (RFC 6455: the endpoint is going away). */
-export const CLOSE_GOING_AWAY = 1001;
+const CLOSE_GOING_AWAY = 1001;
 
 export class NotificationSockets {
   private readonly byUser = new Map<string, Set<Socket>>();

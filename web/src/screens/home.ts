@@ -56,7 +56,8 @@ export function Home() {
     const top = newestRef.current;
     if (!page) return;
     const newer = top === null ? page.items : page.items.filter((p) => isNewer(p.id, top));
-    if (top !== null && newer.length < page.items.length) {
+    const onTop = top !== null && newer.length < page.items.length;
+    if (onTop) {
       // The page reaches back to what is shown: put the new posts on top.
       feed.setItems((items) => [...newer, ...items]);
     } else {
@@ -65,7 +66,7 @@ export function Home() {
     }
     setNewCount(0);
     // The newest post takes the focus once the list shows it (after this render, or the reload).
-    setFocusAfter({ id: top !== null && newer.length < page.items.length ? newer[0]?.id ?? null : null });
+    setFocusAfter({ id: onTop ? newer[0]?.id ?? null : null });
   }
 
   // Which post to focus once the list is drawn: by id, or (after a reload) the first.
