@@ -250,10 +250,18 @@ export function openRoot(path: string): RootDatabase {
   return open({ path, ...ENV_OPTIONS });
 }
 
-function openChecked(path: string, repair: boolean): { root: RootDatabase } | { problem: string } {
+/**
+ * Opens the environment at `path`, checked: `repair` says how thoroughly (OpenHotStoreOptions),
+ * and `besideServer` that a server runs on its data directory now. Beside a server the child's
+ * read of every entry is left out: that server checked the environment as it started and has
+ * read and written it since, and what leaves damage (a power cut, a crash of the machine) would
+ * have stopped it. The checks in the process still run, and find what the other checks find of
+ * damage made while it runs (a file overwritten by hand, say) where they can.
+ */
+function openChecked(path: string, repair: boolean, besideServer: boolean): { root: RootDatabase } | { problem: string } {
   const header = fileProblem(path, repair);
   if (header) return { problem: header };
-  if (repair && existsSync(join(path, 'data.mdb'))) {
+  if (repair && !besideServer && existsSync(join(path, 'data.mdb'))) {
     const found = probeProblem(path);
     if (found) return { problem: found };
   }
@@ -318,13 +326,14 @@ export function openHotStore(dataDir: string, options: OpenHotStoreOptions = {})
     return d as LmdbDb<V, K>;
   }
   const { state, repaired } = underOpenLock(dataDir, () => {
-    let opened = openChecked(path, repair);
+    const besideServer = repair && serverRunsOn(dataDir);
+    let opened = openChecked(path, repair, besideServer);
     let repaired: Repair | undefined;
     if ('problem' in opened) {
       if (!repair) throw new HotStoreDamagedError(`the hot store in ${path} is damaged (${opened.problem}); perch serve replaces it`);
       // A server keeps its environment open: moved aside, it would go on writing the renamed
       // files while this process started an empty store in their place.
-      if (serverRunsOn(dataDir)) {
+      if (besideServer) {
         throw new HotStoreDamagedError(
           `the hot store in ${path} looks damaged (${opened.problem}), and a server is running on ${dataDir}: stop it, then start it again (perch serve replaces a damaged hot store as it starts)`,
         );

@@ -200,6 +200,20 @@ t.test('beside a running server, a command or a second server leaves a damaged s
   t.equal(movedAside(dir).length, 1);
 });
 
+t.test('beside a running server, the checks in the process still find a damaged page', async (t) => {
+  // A command beside a server leaves out the child's read of every entry (docs/architecture.md,
+  // "A damaged hot store"); the page check finds this damage in the file's bytes all the same.
+  const dir = damaged('random bytes over the main root page');
+  const server = serverLockHolder(dir);
+  await server.held;
+  t.teardown(() => server.kill());
+  const keygen = await runCli(['keygen', '--user', 'dave', '--json', '--data', dir]);
+  t.equal(keygen.code, 1);
+  t.match(keygen.stderr, /^perch: the hot store in .*lmdb looks damaged \(the main database: page \d+ says it is page \d+\), and a server is running on /m);
+  t.equal(keygen.stdout, '', 'no key made');
+  t.same(movedAside(dir), [], 'nothing moved aside');
+});
+
 t.test('a running server holds its data directory until it stops', async (t) => {
   const dir = copy();
   t.equal(serverRunsOn(dir), false);
