@@ -3,7 +3,6 @@
 // this shape; capabilities are listed once, in capabilities.ts. A capability's folder holds
 // module.ts (this object), routes.ts, service.ts, store.ts (all of its SQL), schema.ts (zod),
 // writes.ts (its write operations), tasks.ts (its pool tasks) and migrations.ts, as it needs them.
-import type { Registry } from 'prom-client';
 import type { WebSocketBehavior } from 'uWebSockets.js';
 import type { Config } from './config';
 import type { AccountStore } from './accounts/store';
@@ -23,6 +22,21 @@ import type { WriterClient } from './writer/client';
 import type { WriteSet } from './writer/operations';
 import type { WriterJob, WriterSignal } from './writer/writer';
 import type { TaskTable } from './workers/context';
+
+/**
+ * How a capability declares the supervisor's figures in /metrics (server/figures.ts makes them
+ * metrics). Each is read when /metrics is asked for, except `counter`, which the capability counts.
+ */
+export interface FigureSet {
+  /** A value as it stands now. */
+  gauge(name: string, help: string, read: () => number): void;
+  /** Values as they stand now, one per value of `label`. */
+  labelledGauge(name: string, help: string, label: string, read: () => Iterable<readonly [string, number]>): void;
+  /** A running total kept elsewhere (a shared record), shown as a counter. */
+  total(name: string, help: string, read: () => number): void;
+  /** A counter by the values of `label`, each shown from 0; returns what counts one. */
+  counter<V extends string>(name: string, help: string, label: string, values: readonly V[]): (value: V) => void;
+}
 
 /** What every capability gets in an HTTP thread. */
 export interface ThreadContext {
@@ -106,8 +120,8 @@ export interface Capability {
   prepare?(ctx: BackgroundContext): Promise<void>;
   /** The supervisor's periodic jobs. */
   jobs?(ctx: BackgroundContext): BackgroundJob[];
-  /** Gauges the supervisor adds to /metrics. */
-  gauges?(registry: Registry, ctx: BackgroundContext): void;
+  /** Figures the supervisor adds to /metrics. */
+  gauges?(figures: FigureSet, ctx: BackgroundContext): void;
   /** Opens the capability in an HTTP thread: its routes and what they use. */
   http?(ctx: ThreadContext): CapabilityThread;
   /**

@@ -1,12 +1,16 @@
 // Per-thread Prometheus metrics. Each HTTP thread counts into its own registry; GET /metrics asks
 // the supervisor, which collects every thread's registry as JSON and sums them, so the answer
 // covers the whole server whichever thread serves it.
-import { AggregatorRegistry, Counter, Registry, type Metric } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Registry, type Metric } from 'prom-client';
 
 export interface ThreadMetrics {
   registry: Registry;
   observe(route: string, method: string, status: number, seconds: number): void;
   rateLimitRejected(limit: string): void;
+  /** A count of this thread's, shown in /metrics summed over the threads. */
+  counter(name: string, help: string): { inc(): void };
+  /** A value of this thread's, shown in /metrics summed over the threads. */
+  gauge(name: string, help: string): { set(value: number): void };
 }
 
 const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -93,6 +97,8 @@ export function createThreadMetrics(): ThreadMetrics {
     rateLimitRejected(limit) {
       rejections.inc({ limit });
     },
+    counter: (name, help) => new Counter({ name, help, registers: [registry] }),
+    gauge: (name, help) => new Gauge({ name, help, registers: [registry] }),
   };
 }
 

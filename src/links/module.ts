@@ -2,7 +2,6 @@
 // password), the redirect (the appliance's hot path), details with click analytics, QR images,
 // the export, edits and deletion, plus its background work: keeping the code pool full,
 // draining the click queue, the anomaly detector and the expiry sweep.
-import { Gauge } from 'prom-client';
 import type { Capability } from '../capability';
 import { log } from '../log';
 import { detectorHorizon, openFlagMirror, rebuildFlagMirror } from './anomaly';
@@ -99,44 +98,26 @@ export const links: Capability = {
     ];
   },
 
-  gauges(registry, ctx) {
+  gauges(figures, ctx) {
     const pool = new CodePool(ctx.hot);
     const queue = openClickQueue(ctx.hot);
     const flags = openFlagMirror(ctx.hot);
-    new Gauge({
-      name: 'perch_code_pool_size',
-      help: 'Pre-generated short codes available for new links.',
-      registers: [registry],
-      collect() {
-        this.set(pool.size());
-      },
-    });
-    new Gauge({
-      name: 'perch_click_queue_depth',
-      help: 'Click queue entries (up to about 1,800 bytes or 20 ms of clicks each) waiting to be aggregated.',
-      registers: [registry],
-      collect() {
-        this.set(clickQueueState(queue).depth);
-      },
-    });
-    new Gauge({
-      name: 'perch_click_queue_lag_seconds',
-      help: 'Age of the oldest click event waiting to be aggregated (0 when the queue is empty).',
-      registers: [registry],
-      collect() {
-        this.set(clickQueueState(queue).lagSeconds);
-      },
-    });
-    new Gauge({
-      name: 'perch_flagged_accounts',
-      help: 'Accounts currently throttled by the anomaly detector.',
-      registers: [registry],
-      collect() {
-        const now = Date.now();
-        let n = 0;
-        for (const { value } of flags.getRange()) if (value > now) n++;
-        this.set(n);
-      },
+    figures.gauge('perch_code_pool_size', 'Pre-generated short codes available for new links.', () => pool.size());
+    figures.gauge(
+      'perch_click_queue_depth',
+      'Click queue entries (up to about 1,800 bytes or 20 ms of clicks each) waiting to be aggregated.',
+      () => clickQueueState(queue).depth,
+    );
+    figures.gauge(
+      'perch_click_queue_lag_seconds',
+      'Age of the oldest click event waiting to be aggregated (0 when the queue is empty).',
+      () => clickQueueState(queue).lagSeconds,
+    );
+    figures.gauge('perch_flagged_accounts', 'Accounts currently throttled by the anomaly detector.', () => {
+      const now = Date.now();
+      let n = 0;
+      for (const { value } of flags.getRange()) if (value > now) n++;
+      return n;
     });
   },
 

@@ -7,7 +7,6 @@
 //   - delivery: an outbox consumer whose pool task (delivery.ts) reads those events and sends
 //     the rows to the HTTP threads' sockets (publish/subscribe port) and, for recipients with no
 //     socket open, to the supervisor's push sender (push-sender.ts), which calls push services.
-import { Counter, Gauge } from 'prom-client';
 import type { Capability } from '../capability';
 import type { OutboxConsumer } from '../outbox/consumer';
 import { OUTBOX_TICK_MS, outboxSignal } from '../outbox/module';
@@ -54,8 +53,8 @@ const GENERATE_EVERY_MS = 10;
 /** At shutdown, how long the push sender may take to finish what it holds. */
 const PUSH_DRAIN_MS = 2000;
 
-/** Push requests by outcome, counted by the supervisor's sender (made with the gauges). */
-let pushDeliveries: Counter<'outcome'> | undefined;
+/** Counts a push request's outcome: made with the gauges, used by the supervisor's sender. */
+let countPushDelivery: ((outcome: PushOutcome) => void) | undefined;
 
 /**
  * The supervisor's push sender, fed by the delivery consumer over the publish/subscribe port. It
@@ -72,7 +71,7 @@ function startPushSender(ctx: BackgroundContext, gone: Array<{ id: string; endpo
     vapid: { subject, ...keys },
     allowInsecure,
     retryBaseMs,
-    report: (outcome: PushOutcome) => pushDeliveries?.inc({ outcome }),
+    report: (outcome: PushOutcome) => countPushDelivery?.(outcome),
     gone: (target) => gone.push({ id: target.id, endpoint: target.endpoint }),
   });
   // Unreferenced: the port must not keep a stopping supervisor alive.
@@ -160,31 +159,16 @@ export const notifications: Capability = {
     ];
   },
 
-  gauges(registry, ctx) {
+  gauges(figures, ctx) {
     const store = new NotificationStore(ctx.sqlite);
-    new Gauge({
-      name: 'perch_notification_generation_lag_events',
-      help: 'Like, reply, follow and post deletion events not yet turned into notifications.',
-      registers: [registry],
-      collect() {
-        this.set(store.actionLag().events);
-      },
-    });
-    new Gauge({
-      name: 'perch_notification_generation_lag_seconds',
-      help: 'Age of the oldest event not yet turned into notifications.',
-      registers: [registry],
-      collect() {
-        this.set(store.actionLag().seconds);
-      },
-    });
-    pushDeliveries = new Counter({
-      name: 'perch_push_deliveries_total',
-      help: 'Web Push requests by outcome: delivered, retried (a try that will be repeated), gone (404/410, subscription deleted), failed, refused (private address), dropped (too many waiting).',
-      labelNames: ['outcome'] as const,
-      registers: [registry],
-    });
-    for (const outcome of PUSH_OUTCOMES) pushDeliveries.inc({ outcome }, 0);
+    figures.gauge('perch_notification_generation_lag_events', 'Like, reply, follow and post deletion events not yet turned into notifications.', () => store.actionLag().events);
+    figures.gauge('perch_notification_generation_lag_seconds', 'Age of the oldest event not yet turned into notifications.', () => store.actionLag().seconds);
+    countPushDelivery = figures.counter(
+      'perch_push_deliveries_total',
+      'Web Push requests by outcome: delivered, retried (a try that will be repeated), gone (404/410, subscription deleted), failed, refused (private address), dropped (too many waiting).',
+      'outcome',
+      PUSH_OUTCOMES,
+    );
   },
 
   http(ctx) {

@@ -7,7 +7,6 @@
 // cannot keep up (more than `ws_backpressure_limit_bytes` waiting to be sent) is closed and logged,
 // so that a slow reader never grows the server's memory without bound.
 import type { HttpRequest, HttpResponse, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
-import { Counter, Gauge } from 'prom-client';
 import type { ThreadContext } from '../capability';
 import { revocationVersion } from '../accounts/key-cache';
 import { hashApiKey } from '../core/api-key';
@@ -49,9 +48,9 @@ export class NotificationSockets {
   private keysToCheck: string[] = [];
   private readonly presence: ThreadPresence;
   private readonly limit: number;
-  private readonly openGauge: Gauge;
-  private readonly slowClosed: Counter;
-  private readonly sent: Counter;
+  private readonly openGauge: { set(value: number): void };
+  private readonly slowClosed: { inc(): void };
+  private readonly sent: { inc(): void };
   private readonly unsubscribe: () => void;
   private readonly keyTimer: NodeJS.Timeout;
   private readonly revocations: () => number;
@@ -61,14 +60,9 @@ export class NotificationSockets {
   constructor(private readonly ctx: ThreadContext) {
     this.presence = new ThreadPresence(ctx.hot, ctx.threadIndex);
     this.limit = ctx.config.notifications.ws_backpressure_limit_bytes;
-    const registers = [ctx.metrics.registry];
-    this.openGauge = new Gauge({ name: 'perch_ws_open_sockets', help: 'WebSockets open on /ws.', registers });
-    this.slowClosed = new Counter({
-      name: 'perch_ws_slow_closed_total',
-      help: 'WebSockets closed because their reader fell behind (backpressure over the limit).',
-      registers,
-    });
-    this.sent = new Counter({ name: 'perch_ws_messages_sent_total', help: 'Notification messages sent on WebSockets.', registers });
+    this.openGauge = ctx.metrics.gauge('perch_ws_open_sockets', 'WebSockets open on /ws.');
+    this.slowClosed = ctx.metrics.counter('perch_ws_slow_closed_total', 'WebSockets closed because their reader fell behind (backpressure over the limit).');
+    this.sent = ctx.metrics.counter('perch_ws_messages_sent_total', 'Notification messages sent on WebSockets.');
     this.unsubscribe = ctx.pubsub.subscribe(DELIVERY_TOPIC, (m) => this.deliver(m));
     this.revocations = revocationVersion(ctx.hot);
     this.seenRevocations = this.revocations();

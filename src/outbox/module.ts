@@ -5,7 +5,6 @@
 // Whoever reads the outbox is woken by its signal when there is something for it, so at rest and
 // under a load of other events it does not run at all. It gives the supervisor one dispatcher
 // job per consumer, the pruning job and the gauges.
-import { Gauge } from 'prom-client';
 import type { Capability, StatusSection } from '../capability';
 import type { BackgroundContext } from '../server/background';
 import { dispatchOutbox, type OutboxConsumer } from './consumer';
@@ -85,34 +84,18 @@ export function outboxCapability(capabilities: readonly Capability[]): Capabilit
       })),
       { name: 'outbox.prune', everyMs: PRUNE_EVERY_MS, run: (c) => pruneOutbox(c).then(() => undefined) },
     ],
-    gauges(registry, ctx) {
+    gauges(figures, ctx) {
       const outbox = outboxOf(ctx.sqlite);
-      new Gauge({
-        name: 'perch_outbox_events',
-        help: 'Events kept in the outbox: not yet processed by every consumer, or processed within the retention.',
-        registers: [registry],
-        collect() {
-          this.set(outbox.kept());
-        },
-      });
+      figures.gauge(
+        'perch_outbox_events',
+        'Events kept in the outbox: not yet processed by every consumer, or processed within the retention.',
+        () => outbox.kept(),
+      );
       for (const consumer of consumers) {
         if (!consumer.lagMetric) continue;
-        new Gauge({
-          name: `${consumer.lagMetric}_events`,
-          help: `Outbox events not yet processed by the ${consumer.name} consumer.`,
-          registers: [registry],
-          collect() {
-            this.set(outbox.lag(consumer.name, Date.now(), consumer.types).events);
-          },
-        });
-        new Gauge({
-          name: `${consumer.lagMetric}_seconds`,
-          help: `Age of the oldest outbox event not yet processed by the ${consumer.name} consumer.`,
-          registers: [registry],
-          collect() {
-            this.set(outbox.lag(consumer.name, Date.now(), consumer.types).seconds);
-          },
-        });
+        const lag = () => outbox.lag(consumer.name, Date.now(), consumer.types);
+        figures.gauge(`${consumer.lagMetric}_events`, `Outbox events not yet processed by the ${consumer.name} consumer.`, () => lag().events);
+        figures.gauge(`${consumer.lagMetric}_seconds`, `Age of the oldest outbox event not yet processed by the ${consumer.name} consumer.`, () => lag().seconds);
       }
     },
     status({ sqlite }) {

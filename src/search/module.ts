@@ -3,7 +3,6 @@
 // partitions that share one adaptive write budget (indexer.ts, budget.ts); and query suggestions
 // from decaying counts of every search (query-stream.ts, counting.ts, suggestions.ts).
 // docs/search.md has the decisions and their reasons.
-import { Counter, Gauge } from 'prom-client';
 import type { Capability } from '../capability';
 import { log } from '../log';
 import { halfLifeMs } from '../core/decay';
@@ -172,86 +171,28 @@ export const search: Capability = {
       },
     ];
   },
-  gauges(registry, ctx) {
+  gauges(figures, ctx) {
     const budget = new SharedBudget(ctx.hot);
     const stream = openQueryStream(ctx.hot);
     const capacity = ctx.config.search.queue_capacity;
-    new Gauge({
-      name: 'perch_search_queue_depth',
-      help: "Writes waiting in the search engine's write queue.",
-      registers: [registry],
-      collect() {
-        this.set(supervisorIndex(ctx).queueDepth());
-      },
-    });
-    new Gauge({
-      name: 'perch_search_queue_capacity',
-      help: "The most writes the search engine's write queue holds.",
-      registers: [registry],
-      collect() {
-        this.set(capacity);
-      },
-    });
-    new Gauge({
-      name: 'perch_search_budget_batch',
-      help: 'The indexing write budget: writes per bulk request, shared by every partition.',
-      registers: [registry],
-      collect() {
-        this.set(budget.read().batch);
-      },
-    });
-    new Gauge({
-      name: 'perch_search_budget_rate',
-      help: 'The indexing write budget: bulk requests per second, shared by every partition.',
-      registers: [registry],
-      collect() {
-        this.set(budget.read().rate);
-      },
-    });
+    figures.gauge('perch_search_queue_depth', "Writes waiting in the search engine's write queue.", () => supervisorIndex(ctx).queueDepth());
+    figures.gauge('perch_search_queue_capacity', "The most writes the search engine's write queue holds.", () => capacity);
+    figures.gauge('perch_search_budget_batch', 'The indexing write budget: writes per bulk request, shared by every partition.', () => budget.read().batch);
+    figures.gauge('perch_search_budget_rate', 'The indexing write budget: bulk requests per second, shared by every partition.', () => budget.read().rate);
     // Counted by the pool threads in the shared budget record; reported as they stand.
-    const counters: Array<[string, string, (r: ReturnType<SharedBudget['read']>) => number]> = [
+    const totals: Array<[string, string, (r: ReturnType<SharedBudget['read']>) => number]> = [
       ['perch_search_bulk_requests_total', 'Bulk requests the indexer sent to the search engine.', (r) => r.bulks],
       ['perch_search_bulk_rejections_total', 'Bulk requests the search engine rejected (queue full or unavailable).', (r) => r.rejections],
       ['perch_search_indexed_writes_total', 'Index and delete writes the search engine accepted.', (r) => r.accepted],
       ['perch_search_budget_decreases_total', 'Times the indexing write budget was halved.', (r) => r.decreases],
     ];
-    for (const [name, help, value] of counters) {
-      new Counter({
-        name,
-        help,
-        registers: [registry],
-        collect() {
-          this.reset();
-          this.inc(value(budget.read()));
-        },
-      });
-    }
-    new Gauge({
-      name: 'perch_search_index_lag_events',
-      help: 'Outbox events not yet processed by an indexing partition.',
-      labelNames: ['partition'],
-      registers: [registry],
-      collect() {
-        const outbox = outboxOf(ctx.sqlite);
-        for (let p = 0; p < INDEX_PARTITIONS; p++) this.set({ partition: String(p) }, outbox.lag(indexConsumerName(p)).events);
-      },
+    for (const [name, help, value] of totals) figures.total(name, help, () => value(budget.read()));
+    figures.labelledGauge('perch_search_index_lag_events', 'Outbox events not yet processed by an indexing partition.', 'partition', () => {
+      const outbox = outboxOf(ctx.sqlite);
+      return Array.from({ length: INDEX_PARTITIONS }, (_, p) => [String(p), outbox.lag(indexConsumerName(p)).events] as const);
     });
-    new Gauge({
-      name: 'perch_search_relevance_snapshots',
-      help: 'Relevance rankings kept for the next pages of their searches.',
-      registers: [registry],
-      collect() {
-        this.set(snapshotCount(ctx.hot));
-      },
-    });
-    new Gauge({
-      name: 'perch_search_query_stream_entries',
-      help: 'Batches of answered search queries not yet counted toward suggestions.',
-      registers: [registry],
-      collect() {
-        this.set(queryStreamDepth(stream));
-      },
-    });
+    figures.gauge('perch_search_relevance_snapshots', 'Relevance rankings kept for the next pages of their searches.', () => snapshotCount(ctx.hot));
+    figures.gauge('perch_search_query_stream_entries', 'Batches of answered search queries not yet counted toward suggestions.', () => queryStreamDepth(stream));
   },
   http(ctx) {
     const index = new SearchIndexStore(openSearchDb(ctx.dataDir));

@@ -11,6 +11,7 @@ import { resolveLogFormat } from '../core/log-line';
 import { StartupError, ensureDataDir, secureDataDir } from '../store/data-dir';
 import { registerServer, unregisterServer } from '../store/server-registry';
 import { holdServerLock } from '../store/server-lock';
+import { registryFigures } from './figures';
 import { VERSION } from '../version';
 import { groupCommitMetrics, processMetrics } from './process-metrics';
 import { memoryMetrics } from './memory-metrics';
@@ -200,7 +201,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
     },
   });
 
-  for (const c of CAPABILITIES) c.gauges?.(supervisorRegistry, bgContext);
+  const figures = registryFigures(supervisorRegistry);
+  for (const c of CAPABILITIES) c.gauges?.(figures, bgContext);
 
   const writerStats = new Float64Array(new SharedArrayBuffer(3 * Float64Array.BYTES_PER_ELEMENT));
   const redirectTable = IpBuckets.allocate();
