@@ -649,7 +649,12 @@ function hasBodyHeaders(h: RequestHeaders): boolean {
   return h.contentLength !== '' && h.contentLength !== '0';
 }
 
-function decodeParam(p: string): string {
+/**
+ * A path parameter as the route reads it: percent-decoded, like every URL component a client may
+ * have encoded. An encoding that does not decode (`%zz`, a lone `%`, bytes that are not UTF-8) is
+ * kept as sent; its `%` then fails every check of what the parameter may be, so it names nothing.
+ */
+export function decodeParam(p: string): string {
   if (p.indexOf('%') === -1) return p;
   try {
     return decodeURIComponent(p);

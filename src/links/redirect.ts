@@ -12,7 +12,7 @@ import { isCodeShaped } from '../core/short-code';
 import { BotMemo } from '../core/user-agent';
 import type { BucketDecision } from '../core/token-bucket';
 import { clientIp } from '../http/client-ip';
-import { endHead, type RawRoute } from '../http/router';
+import { decodeParam, endHead, type RawRoute } from '../http/router';
 import type { IpBuckets } from '../ratelimit/ip-buckets';
 import type { RedirectCache } from './cache';
 import type { ClickQueue } from './clicks';
@@ -95,8 +95,10 @@ function serve(res: HttpResponse, req: HttpRequest, head: boolean): void {
     observe(REDIRECT_ROUTE, method, 429, (performance.now() - started) / 1000);
     return;
   }
-  const code = req.getParameter(0);
-  const entry = code !== undefined && isCodeShaped(code) ? cache.lookup(code, nowMs) : undefined;
+  // Decoded as every other path parameter is (http/router.ts): `/%61bc` is the link `abc`, as
+  // `/api/links/%61bc` is. A code has no `%`, so the common path only pays the search for one.
+  const code = decodeParam(req.getParameter(0) ?? '');
+  const entry = isCodeShaped(code) ? cache.lookup(code, nowMs) : undefined;
   if (entry === undefined) {
     answerError(res, req, head, '404 Not Found', NOT_FOUND_JSON, NOT_FOUND_HTML, d);
     observe(REDIRECT_ROUTE, method, 404, (performance.now() - started) / 1000);
@@ -115,7 +117,7 @@ function serve(res: HttpResponse, req: HttpRequest, head: boolean): void {
     return;
   }
   const userAgent = req.getHeader('user-agent');
-  clicks.push(code!, nowMs, referrerHost(req.getHeader('referer')), head || bots.isBot(userAgent), userAgent);
+  clicks.push(code, nowMs, referrerHost(req.getHeader('referer')), head || bots.isBot(userAgent), userAgent);
   res.writeStatus('302 Found');
   res.writeHeader('Location', entry[0]);
   res.writeHeader('Cache-Control', NO_STORE);

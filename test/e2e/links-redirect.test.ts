@@ -3,7 +3,7 @@
 import t from 'tap';
 import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { startServer, testThreads, type Key, type TestServer } from '../helpers/server';
-import { create, hasLimitHeaders, shorten } from './links-helpers';
+import { BROWSER_UA, create, hasLimitHeaders, shorten, waitFor } from './links-helpers';
 
 let server: TestServer;
 let alice: Key;
@@ -66,6 +66,41 @@ t.test('unknown codes and reserved paths: 404, HTML by default, JSON when asked'
   const put = await server.request('PUT', '/Zz9Zz9Q');
   t.equal(put.status, 405);
   t.equal(put.headers.get('allow'), 'GET, HEAD, POST');
+});
+
+t.test('a percent-encoded code is the code it encodes, as in the API; a broken encoding names no link', async (t) => {
+  const code = await create(server, alice, 'https://example.com/encoded', { alias: 'enc-Alias_1' });
+  const encoded = ['/%65nc-Alias_1', '/enc%2DAlias%5F1', '/%65%6E%63%2D%41%6C%69%61%73%5F%31', '/enc%2dAlias%5f1'];
+  for (const path of encoded) {
+    const r = await server.get(path, { headers: { 'user-agent': BROWSER_UA } });
+    t.equal(r.status, 302, path);
+    t.equal(r.headers.get('location'), 'https://example.com/encoded', path);
+    t.ok(hasLimitHeaders(r), `${path}: limiter headers`);
+    const api = await server.get(`/api/links${path}`, { key: alice.key });
+    t.equal(api.json.short_code, code, `${path}: the API names the same link`);
+  }
+  const head = await server.request('HEAD', encoded[0]);
+  t.equal(head.status, 302);
+  t.equal(head.headers.get('location'), 'https://example.com/encoded');
+  // Each GET above was a click of the decoded code (the HEAD a bot), counted under that code.
+  const details = await waitFor('the clicks of the encoded requests', async () => {
+    const r = await server.get(`/api/links/${code}`, { key: alice.key });
+    return r.json.clicks.total === encoded.length && r.json.clicks.bots === 1 ? r.json : undefined;
+  });
+  t.equal(details.clicks.total, encoded.length);
+
+  // Invalid encodings and encoded characters no code has: the 404 of an unknown code, as in the API.
+  for (const path of ['/%zz', '/enc-Alias_1%', '/enc-Alias_1%2', '/%E0%A4%A', '/%FF%FE%FD', '/enc%2FAlias_1', '/enc%20Alias_1']) {
+    const html = await server.get(path);
+    t.equal(html.status, 404, path);
+    t.match(html.headers.get('content-type'), /text\/html/, `${path}: the HTML page`);
+    t.ok(hasLimitHeaders(html), `${path}: limiter headers`);
+    const json = await server.get(path, { headers: { accept: 'application/json' } });
+    t.equal(json.json?.error, 'not_found', `${path}: JSON when asked`);
+    t.equal((await server.get(`/api/links${path}`, { key: alice.key })).status, 404, `${path}: 404 in the API too`);
+  }
+  const after = await server.get(`/api/links/${code}`, { key: alice.key });
+  t.equal(after.json.clicks.total + after.json.clicks.bots, encoded.length + 1, 'the refused paths counted nothing');
 });
 
 t.test('expiry turns 302 into 410 (HTML page or JSON)', async (t) => {
