@@ -139,3 +139,28 @@ t.test('whose links: an admin key may name a user; others may not; bad format is
   t.equal(head.status, 200);
   t.equal(head.text, '');
 });
+
+t.test("HEAD: the GET's headers without its body; no length, which only writing the export would tell", async (t) => {
+  const headers = (h: Headers) => Object.fromEntries([...h].filter(([name]) => name !== 'date'));
+  const cases: Array<[string, Key]> = [['?format=csv', alice], ['?format=json', alice], ['', bob], ['?format=json&user=alice', admin]];
+  for (const [query, key] of cases) {
+    const get = await exportOf(query, key);
+    const head = await fetch(`${server.url}/api/links/export${query}`, { method: 'HEAD', headers: { authorization: `Bearer ${key.key}` } });
+    t.equal(head.status, 200, query);
+    t.equal(await head.text(), '', `${query}: no body`);
+    const { 'transfer-encoding': framing, ...getHeaders } = headers(get.headers);
+    t.equal(framing, 'chunked', `${query}: the GET is streamed`);
+    t.same(headers(head.headers), getHeaders, `${query}: the same headers but the body's framing`);
+    t.equal(head.headers.get('content-length'), null, `${query}: no Content-Length`);
+    t.match(head.headers.get('content-disposition'), /^attachment; filename="perch-links-(alice|bob)\.(csv|json)"$/);
+  }
+  // Errors are whole answers: a HEAD of one has the length of the GET's body.
+  for (const [query, key, status] of [['?format=xml', alice, 400], ['?user=alice', bob, 403], ['?user=nobody', admin, 404]] as const) {
+    const get = await exportOf(query, key);
+    const head = await fetch(`${server.url}/api/links/export${query}`, { method: 'HEAD', headers: { authorization: `Bearer ${key.key}` } });
+    t.equal(head.status, status, query);
+    t.equal(get.status, status, query);
+    t.same(headers(head.headers), headers(get.headers), `${query}: the same headers`);
+    t.equal(head.headers.get('content-length'), String(Buffer.byteLength(get.text)), `${query}: the length of the GET's body`);
+  }
+});
