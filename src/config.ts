@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { blocklistHost } from './core/link-url';
 import { isHttpOrigin } from './core/public-origin';
 import { parseProxyEntry } from './core/trusted-proxies';
 
@@ -18,6 +19,10 @@ const publicOrigin = z.string().refine((v) => v === '' || isHttpOrigin(v), {
 });
 const proxyEntry = z.string().refine((v) => parseProxyEntry(v) !== null, { message: 'expected an IP address or a CIDR range such as 10.0.0.0/8' });
 const corsOrigin = z.string().refine((v) => v === '*' || isHttpOrigin(v), { message: 'expected "*" or an http(s) origin such as https://app.example' });
+/** An entry that names no host would block nothing, silently: refused instead (core/link-url.ts). */
+const blocklistEntry = z.string().refine((v) => blocklistHost(v) !== '', {
+  message: 'names no host: expected a host name such as evil.example (or *.evil.example, or a URL such as https://evil.example/)',
+});
 
 export const configSchema = z.strictObject({
   /** The data directory (PERCH_DATA, --data); relative to the config file that sets it, else to the working directory. */
@@ -43,15 +48,26 @@ export const configSchema = z.strictObject({
     link_password: bucket,
     on_store_error: z.strictObject({ shorten: failMode, search: failMode, redirect: failMode }),
   }),
-  links: z.strictObject({
-    code_length: z.number().int().min(4).max(32),
-    cache_ttl_seconds: positive,
-    blocklist: z.array(z.string().min(1)),
-    pool_target: z.number().int().min(1).max(1_000_000),
-    pool_low_water: nonNegInt,
-    pool_wait_ms: nonNegInt.max(30_000),
-    alias_reuse_days: nonNegInt,
-  }),
+  links: z
+    .strictObject({
+      code_length: z.number().int().min(4).max(32),
+      cache_ttl_seconds: positive,
+      blocklist: z.array(blocklistEntry),
+      pool_target: z.number().int().min(1).max(1_000_000),
+      pool_low_water: nonNegInt,
+      pool_wait_ms: nonNegInt.max(30_000),
+      alias_reuse_days: nonNegInt,
+    })
+    // A refill tops the pool up to the target once it holds fewer codes than the low-water mark:
+    // with the mark above the target, even a full pool is below it, and every check would start
+    // a refill that adds nothing.
+    .refine((l) => l.pool_low_water <= l.pool_target, {
+      path: ['pool_low_water'],
+      error: (issue) => {
+        const l = issue.input as { pool_target: number; pool_low_water: number };
+        return `must not be greater than links.pool_target (${l.pool_target}), but is ${l.pool_low_water}`;
+      },
+    }),
   anomaly: z.strictObject({
     max_links: z.number().int().positive(),
     window_seconds: positive,

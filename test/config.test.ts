@@ -79,3 +79,37 @@ t.test('a config file must hold a JSON object', async (t) => {
     t.throws(() => loadConfig({ env: {}, file: path }), new ConfigError(`config file ${path} must hold a JSON object, like config/default.json`), name);
   }
 });
+
+t.test('links.pool_low_water may not exceed links.pool_target', async (t) => {
+  t.same(pick(loadConfig({ env: {}, overrides: { links: { pool_target: 300, pool_low_water: 300 } } })), [300, 300], 'equal is fine');
+  t.same(pick(loadConfig({ env: { PERCH_LINKS_POOL_TARGET: '300', PERCH_LINKS_POOL_LOW_WATER: '0' } })), [300, 0]);
+  t.throws(
+    () => loadConfig({ env: {}, file: file('low-water.json', { links: { pool_target: 300, pool_low_water: 301 } }) }),
+    new ConfigError('invalid configuration key links.pool_low_water: must not be greater than links.pool_target (300), but is 301'),
+  );
+  t.throws(
+    () => loadConfig({ env: { PERCH_LINKS_POOL_TARGET: '1000' } }),
+    new ConfigError('invalid configuration key links.pool_low_water: must not be greater than links.pool_target (1000), but is 2500'),
+    'a target lowered below the default mark',
+  );
+  t.throws(
+    () => loadConfig({ env: {}, file: file('low-water-type.json', { links: { pool_target: 'x', pool_low_water: 301 } }) }),
+    /^invalid configuration key links\.pool_target: /,
+    'a wrong type is named first',
+  );
+  function pick(c: ReturnType<typeof loadConfig>): [number, number] {
+    return [c.links.pool_target, c.links.pool_low_water];
+  }
+});
+
+t.test('links.blocklist: every entry must name a host', async (t) => {
+  const good = ['evil.example', '*.evil.example', '.evil.example', 'Evil.Example.', 'https://evil.example/some/path', 'bücher.example', '10.0.0.1', '::1', '[2001:db8::1]'];
+  t.same(loadConfig({ env: {}, file: file('blocklist.json', { links: { blocklist: good } }) }).links.blocklist, good, 'kept as written');
+  for (const [i, bad] of ['', ' ', '*', '*.', '.', 'https://', 'evil.example/path', 'evil.example:8080', 'evil example', 'user@evil.example', 'x..y'].entries()) {
+    t.throws(
+      () => loadConfig({ env: { PERCH_LINKS_BLOCKLIST: JSON.stringify(['evil.example', bad]) } }),
+      new ConfigError('invalid configuration key links.blocklist.1: names no host: expected a host name such as evil.example (or *.evil.example, or a URL such as https://evil.example/)'),
+      `${i}: ${JSON.stringify(bad)}`,
+    );
+  }
+});

@@ -1,6 +1,6 @@
 // Validation of a short link's target URL, and the registrable domain of a host (for the
 // anomaly detector's "many links to one domain" rule). Pure: no I/O.
-import { domainToASCII } from 'node:url';
+import { isIP } from 'node:net';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -48,23 +48,35 @@ export function registrableDomain(host: string): string {
   return lastTwo;
 }
 
+/** A host as a URL's hostname gives it, lower-cased: dot-separated labels, or an IPv6 literal. */
+const HOST_NAME = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_-]+(?:\.[a-z0-9_-]+)*)$/;
+
 /**
  * The host a blocklist entry names, in the form URL hosts take: an operator may write
  * `evil.example`, `.evil.example`, `*.evil.example`, `https://evil.example/path` or an
- * internationalised name (`bücher.example`, compared as `xn--bcher-kva.example`). '' when the
- * entry names no host.
+ * internationalised name (`bücher.example`, compared as `xn--bcher-kva.example`). The name is read
+ * by the URL parser, as a target's host is, so that both are written alike (`2130706433` is
+ * `127.0.0.1`). '' when the entry names no host: nothing but a host (or a URL) is taken, since
+ * anything else (`evil.example/path`, `*`, a port without a scheme) would silently block nothing;
+ * the configuration refuses such an entry (config.ts).
  */
 export function blocklistHost(entry: string): string {
-  let e = entry.trim();
-  if (e.includes('://')) {
-    try {
-      e = new URL(e).hostname;
-    } catch {
-      return '';
+  const e = entry.trim();
+  let host: string;
+  try {
+    if (e.includes('://')) host = new URL(e).hostname;
+    else {
+      const name = e.replace(/^\*?\./, '').replace(/\/$/, '');
+      // An IPv6 address is written in brackets in a URL, and its host compares so.
+      const u = new URL(`http://${isIP(name) === 6 ? `[${name}]` : name}/`);
+      if (u.pathname !== '/' || u.port !== '' || u.search !== '' || u.hash !== '' || u.username !== '' || u.password !== '') return '';
+      host = u.hostname;
     }
+  } catch {
+    return '';
   }
-  e = e.replace(/^\*?\./, '');
-  return normaliseHost(domainToASCII(e) || e);
+  host = normaliseHost(host);
+  return HOST_NAME.test(host) ? host : '';
 }
 
 /** Whether `host` is the host of blocklist `entry` or a subdomain of it. */

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { checkTargetUrl, hostMatches, registrableDomain } from '../../src/core/link-url';
+import { blocklistHost, checkTargetUrl, hostMatches, registrableDomain } from '../../src/core/link-url';
 
 const rules = { publicOrigin: 'https://sho.rt', blocklist: ['evil.example', 'BAD.test.'] };
 
@@ -78,6 +78,20 @@ t.test('blocklist entries written as a wildcard, a leading dot, a URL or an IDN 
   t.ok(hostMatches(host, 'bücher.example'));
   t.ok(hostMatches(host, 'xn--bcher-kva.example'));
   t.notOk(hostMatches('anything', 'https://'), 'an entry that names no host blocks nothing');
+});
+
+t.test('blocklistHost: the host an entry names, as a URL host is written; "" for anything else', async (t) => {
+  const hosts: Array<[string, string]> = [
+    ['evil.example', 'evil.example'], [' Evil.Example. ', 'evil.example'], ['*.evil.example', 'evil.example'], ['.evil.example', 'evil.example'],
+    ['evil.example/', 'evil.example'], ['https://user@evil.example:8443/p?q#f', 'evil.example'], ['bücher.example', 'xn--bcher-kva.example'],
+    ['2130706433', '127.0.0.1'], ['::1', '[::1]'], ['[2001:DB8::1]', '[2001:db8::1]'], ['_dmarc.evil.example', '_dmarc.evil.example'],
+  ];
+  for (const [entry, host] of hosts) t.equal(blocklistHost(entry), host, JSON.stringify(entry));
+  for (const entry of ['', ' ', '*', '*.', '.', 'https://', 'http:///', 'evil.example/path', 'evil.example:8080', 'evil.example?q', 'evil.example#f', 'user@evil.example', 'evil example', 'x..y', '*evil.example', 'http:evil']) {
+    t.equal(blocklistHost(entry), '', JSON.stringify(entry));
+  }
+  t.ok(hostMatches('127.0.0.1', '2130706433'), "an address in another notation blocks the URL parser's form of it");
+  t.ok(hostMatches('[::1]', '::1'), 'an IPv6 address without brackets blocks the bracketed host');
 });
 
 t.test('URLs with credentials are refused: they can make one host look like another', async (t) => {

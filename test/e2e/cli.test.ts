@@ -36,6 +36,8 @@ t.test('config errors stop the server with one line naming the key, exit 2', asy
     [{ server: { colour: 'blue' } }, /unknown configuration key server\.colour/],
     [{ limits: { shorten: { capacity: 'twenty' } } }, /limits\.shorten\.capacity/],
     [{ social: { timeline_cap: -1 } }, /social\.timeline_cap/],
+    [{ links: { pool_target: 100, pool_low_water: 200 } }, /^perch: invalid configuration key links\.pool_low_water: must not be greater than links\.pool_target \(100\), but is 200$/],
+    [{ links: { blocklist: ['evil.example', '*'] } }, /^perch: invalid configuration key links\.blocklist\.1: names no host/],
   ];
   for (const [config, pattern] of cases) {
     const file = join(d, 'bad.json');
