@@ -107,6 +107,8 @@ export function checkEndpoint(raw: string, allowInsecure: boolean): EndpointChec
   } catch {
     return { ok: false, message: 'must be an absolute URL' };
   }
+  // The URL as the parser writes it is what is stored (notifications/service.ts): its length too.
+  if (url.href.length > 2048) return { ok: false, message: 'must be at most 2048 characters' };
   if (url.username || url.password) return { ok: false, message: 'must not carry credentials' };
   if (url.protocol !== 'https:' && !(allowInsecure && url.protocol === 'http:')) return { ok: false, message: 'must be an https URL' };
   if (!url.hostname) return { ok: false, message: 'must have a host' };

@@ -100,8 +100,10 @@ export class NotificationService {
     if (p256dh) details.push({ path: 'keys.p256dh', message: p256dh });
     const auth = authSecretProblem(input.keys.auth);
     if (auth) details.push({ path: 'keys.auth', message: auth });
-    if (details.length > 0) throw invalidRequest(details, details.length === 1 ? `${details[0].path}: ${details[0].message}` : undefined);
-    return this.writes.run('addPushSubscription', { userId, endpoint: input.endpoint, p256dh: input.keys.p256dh, auth: input.keys.auth, now: isoNow() });
+    if (!endpoint.ok || details.length > 0) throw invalidRequest(details, details.length === 1 ? `${details[0].path}: ${details[0].message}` : undefined);
+    // Stored as the URL parser writes it (scheme and host in lower case, no default port...), so
+    // that two spellings of one endpoint are one subscription, as a push service takes them to be.
+    return this.writes.run('addPushSubscription', { userId, endpoint: endpoint.url.href, p256dh: input.keys.p256dh, auth: input.keys.auth, now: isoNow() });
   }
 
   subscriptions(userId: string, before: bigint, limit: number): Page<PushSubscription> {

@@ -184,6 +184,39 @@ t.test('subscriptions: create, the same endpoint again, list, delete, and refusa
   t.same((await server.get('/api/push/subscriptions', { key: ann.key })).json.items, []);
 });
 
+t.test('an endpoint is stored as a URL parser writes it: spellings of one endpoint are one subscription', async (t) => {
+  const eli = await server.keygen('eli_case');
+  const port = new URL(push.origin).port;
+  const sub = browserSubscription(`HTTP://127.0.0.1:${port}/ok/Eli`);
+  const created = await server.post('/api/push/subscriptions', { key: eli.key, json: sub.json });
+  t.equal(created.status, 201);
+  t.equal(created.json.endpoint, `http://127.0.0.1:${port}/ok/Eli`, 'the scheme in lower case; the path as sent');
+  for (const endpoint of [`http://127.0.0.1:${port}/ok/Eli`, `Http://127.0.0.1:${port}/ok/Eli`]) {
+    const again = await server.post('/api/push/subscriptions', { key: eli.key, json: { ...sub.json, endpoint } });
+    t.equal(again.status, 200, endpoint);
+    t.same(again.json, created.json, `${endpoint}: the existing one`);
+  }
+  const pathCase = await server.post('/api/push/subscriptions', { key: eli.key, json: browserSubscription(`http://127.0.0.1:${port}/ok/eli`).json });
+  t.equal(pathCase.status, 201, 'a path in another case is another endpoint');
+  const host = await server.post('/api/push/subscriptions', { key: eli.key, json: browserSubscription('https://PUSH.Example.COM:443/x/Eli').json });
+  t.equal(host.status, 201);
+  t.equal(host.json.endpoint, 'https://push.example.com/x/Eli', 'the host in lower case, without the default port');
+  const hostAgain = await server.post('/api/push/subscriptions', { key: eli.key, json: browserSubscription('https://push.example.com/x/Eli').json });
+  t.equal(hostAgain.status, 200);
+  t.equal(hostAgain.json.id, host.json.id);
+  const list = await server.get('/api/push/subscriptions', { key: eli.key });
+  t.same(list.json.items.map((s: { endpoint: string }) => s.endpoint).sort(), [`http://127.0.0.1:${port}/ok/Eli`, `http://127.0.0.1:${port}/ok/eli`, 'https://push.example.com/x/Eli'].sort(), 'three subscriptions, no more');
+  t.equal((await server.request('DELETE', `/api/push/subscriptions/${host.json.id}`, { key: eli.key })).status, 204);
+  t.equal((await server.request('DELETE', `/api/push/subscriptions/${pathCase.json.id}`, { key: eli.key })).status, 204);
+
+  // The one left gets one message for one notification, at the address as stored.
+  const post = await createPost(server, eli.key, 'push me once');
+  await like(server, ben.key, post.id);
+  const { value: request } = await eventually('the push to the stored endpoint', 10_000, async () => push.to('/ok/Eli')[0]);
+  t.equal(decrypt(sub, request.body).data.post_id, post.id);
+  t.equal(push.to('/ok/Eli').length, 1, 'one subscription, one message');
+});
+
 t.test('the list of subscriptions: newest first by id, every one reached by paging past id 9', async (t) => {
   const cy = await server.keygen('cy_subs');
   // Another user's first, so that cy's ids run across 9 -> 10 (and 99 -> 100 would read alike).
