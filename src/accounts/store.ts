@@ -37,6 +37,7 @@ export class AccountStore {
   private readonly keyRows;
   private readonly keyRowsOfUser;
   private readonly revoke;
+  private readonly revokedAt;
   private readonly countUsers;
   private readonly countKeys;
 
@@ -50,6 +51,7 @@ export class AccountStore {
     this.keyRows = db.prepare(`${keySelect} ORDER BY k.created_at, k.id`);
     this.keyRowsOfUser = db.prepare(`${keySelect} WHERE u.handle_lower = ? ORDER BY k.created_at, k.id`);
     this.revoke = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
+    this.revokedAt = db.prepare('SELECT revoked_at FROM api_keys WHERE id = ?');
     this.countUsers = db.prepare('SELECT COUNT(*) FROM users').pluck();
     this.countKeys = db.prepare('SELECT COUNT(*) FROM api_keys').pluck();
   }
@@ -97,9 +99,16 @@ export class AccountStore {
     return rows.map((r) => ({ ...r, admin: r.admin === 1 }));
   }
 
-  /** Revokes a key; false when no such live key exists. */
-  revokeKey(keyId: string, now: string): boolean {
-    return this.revoke.run(now, keyId).changes === 1;
+  /**
+   * Revokes a key: 'revoked' now, or the time it was revoked before ('already'), or 'unknown'
+   * when no key has this id. A key revoked before keeps its first revocation time.
+   */
+  revokeKey(keyId: string, now: string): { state: 'revoked' } | { state: 'already'; revokedAt: string } | { state: 'unknown' } {
+    return this.db.transaction(() => {
+      if (this.revoke.run(now, keyId).changes === 1) return { state: 'revoked' as const };
+      const row = this.revokedAt.get(keyId) as { revoked_at: string | null } | undefined;
+      return row?.revoked_at ? { state: 'already' as const, revokedAt: row.revoked_at } : { state: 'unknown' as const };
+    }).immediate();
   }
 }
 

@@ -92,10 +92,15 @@ export function keysListCommand(opts: ListOptions): void {
 export async function keysRevokeCommand(keyId: string, opts: CommonOptions): Promise<void> {
   const { db, dir, accounts } = openAccounts(opts);
   try {
-    if (!accounts.revokeKey(keyId, new Date().toISOString())) {
-      throw new UsageError(`no active key with id ${keyId}`);
-    }
+    const outcome = accounts.revokeKey(keyId, new Date().toISOString());
+    if (outcome.state === 'unknown') throw new UsageError(`no key with id ${keyId}`);
     announceDataDir(dir);
+    if (outcome.state === 'already') {
+      // Revoking is idempotent: what was asked for holds. The servers forgot the key when it was
+      // revoked (or within a second, if that was not through this command): nothing to announce.
+      process.stdout.write(`${keyId} was already revoked (${outcome.revokedAt})\n`);
+      return;
+    }
     // Servers cache authenticated keys; this makes every one of them forget its cache now.
     const hot = commandHotStore(dir);
     try {

@@ -163,15 +163,24 @@ t.test('keygen: --json shape, case-insensitive handles, keys list never shows ke
   t.match(human.stdout, /^perch_[A-Za-z0-9_-]{32}$/m);
   const revoke = await runCli(['keys', 'revoke', 'key_doesnotexist', '--data', d]);
   t.equal(revoke.code, 2, 'an unknown key id is a bad value');
-  t.equal(revoke.stderr, 'perch: no active key with id key_doesnotexist\n');
+  t.equal(revoke.stderr, 'perch: no key with id key_doesnotexist\n');
+  t.equal(revoke.stdout, '');
   const unflag = await runCli(['flags', 'clear', 'nobody', '--data', d]);
   t.equal(unflag.code, 2, 'so is an unknown user to lift a flag of');
   t.equal(unflag.stderr, 'perch: no user nobody\n');
   const revoked = await runCli(['keys', 'revoke', ka.key_id, '--data', d]);
   t.equal(revoked.code, 0, revoked.stderr);
   t.equal(revoked.stdout, `data directory ${d}\nrevoked ${ka.key_id}\n`);
+  const revokedAt = (JSON.parse((await runCli(['keys', 'list', '--json', '--data', d])).stdout) as Array<{ key_id: string; revoked_at: string | null }>)
+    .find((k) => k.key_id === ka.key_id)!.revoked_at;
+  t.match(revokedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   const again = await runCli(['keys', 'revoke', ka.key_id, '--data', d]);
-  t.equal(again.code, 2, 'a key revoked already');
+  t.equal(again.code, 0, 'revoking a key revoked already is what was asked: done');
+  t.equal(again.stdout, `data directory ${d}\n${ka.key_id} was already revoked (${revokedAt})\n`);
+  t.equal(again.stderr, '');
+  const after = JSON.parse((await runCli(['keys', 'list', '--json', '--data', d])).stdout) as Array<{ key_id: string; revoked_at: string | null }>;
+  t.equal(after.find((k) => k.key_id === ka.key_id)!.revoked_at, revokedAt, 'the first revocation time stands');
+  t.same(after.filter((k) => k.key_id !== ka.key_id).map((k) => k.revoked_at), [null, null], "bob's other key and carol's are untouched");
 });
 
 t.test('two servers on one data dir hold distinct node ids', async (t) => {
