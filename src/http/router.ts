@@ -275,6 +275,8 @@ export function errorReply(err: unknown, requestId: string, context: Record<stri
 export class Router {
   private readonly byPath = new Map<string, Route[]>();
   private readonly raw = new Map<string, RawRoute[]>();
+  private readonly webSockets = new Set<string>();
+  private readonly reserved = new Set<string>();
 
   /**
    * Set as the thread stops: every answer from then on closes its connection (one without a body
@@ -311,6 +313,28 @@ export class Router {
     return this;
   }
 
+  /**
+   * Paths served by a WebSocket upgrade the app registered before mount (uWS offers a request to
+   * the handlers of a path in the order they were registered, and the upgrade's passes on a
+   * request without the upgrade headers). A GET or HEAD without them is 404 here; other methods
+   * are 405 with `Allow: GET, HEAD`, as on a path of GET routes.
+   */
+  addWebSocket(path: string): this {
+    this.webSockets.add(path);
+    return this;
+  }
+
+  /**
+   * Root paths that belong to the service and name no resource of their own (`/api` without the
+   * rest): every method answers 404 "No such endpoint.", as any path no route matches does. Without
+   * this, a parameter route of the root (`/:code`) would take them, and its 405 would name methods
+   * that do not work there. Paths with routes or a WebSocket are left to those.
+   */
+  reserve(paths: Iterable<string>): this {
+    for (const p of paths) this.reserved.add(p);
+    return this;
+  }
+
   /** Registers every route, a 405 responder per path, and the catch-all 404. */
   mount(app: TemplatedApp): void {
     for (const [path, routes] of this.byPath) {
@@ -337,6 +361,18 @@ export class Router {
         }
       }
       app.any(path, (res, req) => this.reject(res, req, methodNotAllowed(allow), path));
+    }
+    for (const path of this.webSockets) {
+      if (this.byPath.has(path)) throw new Error(`${path} has both routes and a WebSocket`);
+      const plain = (res: HttpResponse, req: HttpRequest) =>
+        this.reject(res, req, notFound('This is a WebSocket endpoint: send a WebSocket upgrade request (Upgrade: websocket).'), path);
+      app.get(path, plain);
+      app.head(path, plain);
+      app.any(path, (res, req) => this.reject(res, req, methodNotAllowed('GET, HEAD'), path));
+    }
+    for (const path of this.reserved) {
+      if (this.byPath.has(path) || this.webSockets.has(path)) continue;
+      app.any(path, (res, req) => this.reject(res, req, notFound('No such endpoint.'), 'unmatched'));
     }
     app.any('/*', (res, req) => this.reject(res, req, notFound('No such endpoint.'), 'unmatched'));
   }

@@ -20,6 +20,7 @@ import { answersQuery } from '../store/sqlite';
 import { hotStoreOpen } from '../store/lmdb';
 import { openThreadContext } from './thread-context';
 import { systemRoutes } from './routes';
+import { RESERVED_PATHS } from '../core/short-code';
 import { Signals } from './signals';
 import type { ThreadData, ToSupervisor, ToThread } from './messages';
 import { ThreadMemoryTable } from './thread-memory';
@@ -88,7 +89,17 @@ export function startHttpServer(data: ThreadData, port: MessagePort, onMainThrea
   const app = uws.App();
   // CORS and the access log apply to every route, WebSocket upgrades included (http/app-wrap.ts).
   const wrapped = wrapApp(app, { cors: new CorsPolicy(data.config.server.cors_origins), accessLog: data.config.log.access, trustedProxies: ctx.trustedProxies, observe: metrics.observe });
-  for (const part of parts) for (const ws of part.webSockets ?? []) wrapped.ws(ws.path, ws.behavior);
+  for (const part of parts) {
+    for (const ws of part.webSockets ?? []) {
+      wrapped.ws(ws.path, ws.behavior);
+      router.addWebSocket(ws.path);
+    }
+  }
+  // The reserved root paths are never short codes: those without a route of their own (`/api`,
+  // `/app`...) answer as unknown endpoints, not as unknown links.
+  router.reserve([...RESERVED_PATHS].filter((p) => p !== '').map((p) => '/' + p));
+  // After the WebSockets: their upgrade must be offered a request before the router's GET of the
+  // path, which answers a request that is not one.
   router.mount(wrapped);
 
   let listenSocket: us_listen_socket | null = null;

@@ -51,8 +51,11 @@ t.test('unknown codes and reserved paths: 404, HTML by default, JSON when asked'
   t.equal(json.json.error, 'not_found');
   t.type(json.json.message, 'string');
   t.ok(hasLimitHeaders(json));
-  for (const p of ['/assets', '/media', '/app', '/robots.txt', '/favicon.ico', '/x', '/bad%20code']) {
-    t.equal((await server.get(p)).status, 404, p);
+  for (const p of ['/x', '/bad%20code', '/API', '/%61pi']) {
+    const r = await server.get(p);
+    t.equal(r.status, 404, p);
+    t.match(r.text, /not found/i, `${p}: an unknown link`);
+    t.ok(hasLimitHeaders(r), `${p}: as a short code`);
   }
   const head = await server.request('HEAD', '/Zz9Zz9Q');
   t.equal(head.status, 404);
@@ -101,6 +104,32 @@ t.test('a percent-encoded code is the code it encodes, as in the API; a broken e
   }
   const after = await server.get(`/api/links/${code}`, { key: alice.key });
   t.equal(after.json.clicks.total + after.json.clicks.bots, encoded.length + 1, 'the refused paths counted nothing');
+});
+
+t.test('reserved root paths without a route are no links: every method answers 404 "No such endpoint."', async (t) => {
+  const noEndpoint = { error: 'not_found', message: 'No such endpoint.' };
+  for (const p of ['/api', '/app', '/assets', '/media', '/favicon.ico', '/robots.txt']) {
+    const get = await server.get(p);
+    t.equal(get.status, 404, p);
+    t.same(get.json, noEndpoint, `${p}: the answer of a path no route matches`);
+    t.equal(get.headers.get('x-ratelimit-limit'), null, `${p}: not counted against the redirect limit`);
+    t.same((await server.get(p + '/')).json, noEndpoint, `${p}/ answers alike`);
+    const head = await server.request('HEAD', p);
+    t.equal(head.status, 404, `HEAD ${p}`);
+    t.equal(head.headers.get('content-length'), String(Buffer.byteLength(get.text)), `HEAD ${p}: the length of the GET's body`);
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      const r = await server.request(method, p, { key: alice.key, json: { password: 'x' } });
+      t.equal(r.status, 404, `${method} ${p}: no method is allowed where nothing is`);
+      t.same(r.json, noEndpoint, `${method} ${p}`);
+      t.equal(r.headers.get('allow'), null, `${method} ${p}: no Allow`);
+    }
+  }
+  for (const p of ['/healthz', '/readyz', '/metrics']) {
+    t.equal((await server.get(p)).status, 200, p);
+    const put = await server.request('PUT', p);
+    t.equal(put.status, 405, `PUT ${p}`);
+    t.equal(put.headers.get('allow'), 'GET, HEAD', `PUT ${p}: its own methods`);
+  }
 });
 
 t.test('expiry turns 302 into 410 (HTML page or JSON)', async (t) => {

@@ -76,7 +76,23 @@ t.test('the upgrade: refused with 401 without a valid key; accepted with a heade
     c.ws.close();
     await c.closed;
   }
-  t.equal((await server.get('/ws')).status, 404, 'a plain GET is no upgrade');
+  const plain = await server.get('/ws', { key: ann.key });
+  t.equal(plain.status, 404, 'a plain GET is no upgrade');
+  t.same(plain.json, { error: 'not_found', message: 'This is a WebSocket endpoint: send a WebSocket upgrade request (Upgrade: websocket).' });
+  t.equal(plain.headers.get('x-ratelimit-limit'), null, 'answered as the endpoint, not as a short code');
+  const head = await server.request('HEAD', '/ws');
+  t.equal(head.status, 404, 'HEAD as GET');
+  t.equal(head.headers.get('content-length'), String(Buffer.byteLength(plain.text)));
+  for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+    const r = await server.request(method, '/ws', { key: ann.key });
+    t.equal(r.status, 405, method);
+    t.equal(r.headers.get('allow'), 'GET, HEAD', `${method}: Allow names what /ws answers`);
+    t.equal(r.json.error, 'method_not_allowed');
+  }
+  const still = await connect(server, { key: ann.key });
+  t.equal(still.ws.readyState, WebSocket.OPEN, 'the upgrade still goes through');
+  still.ws.close();
+  await still.closed;
 
   // A key revoked while its socket is open: the socket is closed (policy violation).
   const ben = await server.keygen('ben');
