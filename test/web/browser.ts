@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
 import type { Test } from 'tap';
 import { endWithTestProcess, freePort, startServer, type TestServer } from '../helpers/server';
 
@@ -332,6 +332,53 @@ export async function answerExampleTargets(page: Page): Promise<void> {
       void req.continue();
     }
   });
+}
+
+export interface HeldRequests {
+  /** Resolves once `n` matching requests are being held (bounded by the step timeout). */
+  waitForHeld(n?: number): Promise<void>;
+  /** How many matching requests the tab has sent since holding began, held or let through. */
+  seen(): number;
+  /** Lets the held requests go on, and every one after them; the tab stops intercepting. */
+  release(): Promise<void>;
+}
+
+/**
+ * Holds this tab's requests of `method` whose path matches `path` until `release`, so a test can
+ * look at the page while a request is on its way (a busy button, its focus) without depending on
+ * how fast the server answers. Everything else passes. Not for a tab that intercepts otherwise
+ * (answerExampleTargets): the two would both resolve the same request.
+ */
+export async function holdRequests(page: Page, method: string, path: RegExp): Promise<HeldRequests> {
+  const held: HTTPRequest[] = [];
+  let seen = 0;
+  let holding = true;
+  const matches = (req: HTTPRequest) => req.method() === method && path.test(new URL(req.url()).pathname);
+  const onRequest = (req: HTTPRequest) => {
+    if (req.isInterceptResolutionHandled()) return;
+    if (matches(req)) seen++;
+    if (holding && matches(req)) held.push(req);
+    // Once interception is off (after release) a request has nothing to continue: it goes on anyway.
+    else req.continue().catch(() => undefined);
+  };
+  await page.setRequestInterception(true);
+  page.on('request', onRequest);
+  return {
+    async waitForHeld(n = 1) {
+      const deadline = Date.now() + STEP_TIMEOUT_MS;
+      while (held.length < n) {
+        if (Date.now() > deadline) throw new Error(`${n} ${method} request(s) to ${path} were not sent within ${STEP_TIMEOUT_MS} ms (held ${held.length})`);
+        await sleep(20);
+      }
+    },
+    seen: () => seen,
+    async release() {
+      holding = false;
+      for (const req of held.splice(0)) await req.continue();
+      await page.setRequestInterception(false);
+      page.off('request', onRequest);
+    },
+  };
 }
 
 /** Lets a browser context save downloads into `dir` (headless Chromium refuses them otherwise). */

@@ -17,6 +17,7 @@ import {
   clickText,
   downloaded,
   focusOutline,
+  holdRequests,
   launchBrowser,
   newAppPage,
   reportIfFailed,
@@ -84,6 +85,7 @@ t.test('sign in: a wrong key shows the server\'s 401 message; the right one is k
   await signIn(page, 'perch_not_a_key');
   t.equal(await textOf(page, '#signin-error'), 'The API key is unknown or revoked.');
   t.equal(await page.$eval('#signin-error', (e: any) => e.getAttribute('role')), 'alert', 'announced at once');
+  t.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent.trim()), 'Sign in', 'the button pressed kept the focus through its request');
   await noSeriousViolations(t, 'sign in with an error');
 
   await setValue('#api-key', '');
@@ -353,6 +355,51 @@ t.test('export: all of one\'s links as CSV, saved as a file', async (t) => {
   const mine = await server.get('/api/links', { key: bob.key });
   t.same(rows.slice(1).map((r) => r.split(',')[0]), mine.json.items.map((l: any) => l.short_code), 'a row per link, as the API lists them');
   t.ok(rows.some((r) => r.startsWith('Launch-2027,') && r.endsWith(',false,1,0')), 'with its click');
+  t.same(tab.problems, []);
+});
+
+t.test('download buttons keep the focus while their file is read, and ignore presses meanwhile', async (t) => {
+  // A tab without answerExampleTargets: holding requests intercepts them too.
+  const context = await browser.createBrowserContext();
+  t.teardown(() => context.close());
+  await allowDownloads(browser, context, downloads);
+  const tab = await newAppPage(context as unknown as Browser);
+  reportOnFailure(t, tab);
+  const p = tab.page;
+  await p.goto(server.url + '/#/links');
+  await signIn(p, bob.key);
+  await p.waitForSelector('.link-row');
+  const focused = (selector: string) => p.evaluate((sel: string) => (globalThis as any).document.activeElement?.matches(sel) ?? false, selector);
+  const exportJson = '.export button:nth-child(2)';
+  t.equal(await textOf(p, exportJson), 'Export JSON');
+  const exports = await holdRequests(p, 'GET', /^\/api\/links\/export$/);
+  await p.focus(exportJson);
+  await p.keyboard.press('Enter');
+  await exports.waitForHeld();
+  t.equal(await textOf(p, exportJson), 'Exporting…');
+  t.same(await p.$$eval('.export button', (bs: any[]) => bs.map((b) => b.getAttribute('aria-disabled'))), ['true', 'true'], 'both export buttons are busy');
+  t.equal(await focused(exportJson), true, 'the pressed one keeps the focus');
+  await p.keyboard.press('Enter');
+  await exports.release();
+  await downloaded(downloads, /^perch-links-bob\.json$/);
+  await waitInPage(p, `document.querySelector(${JSON.stringify(exportJson)}).textContent === 'Export JSON'`);
+  t.equal(exports.seen(), 1, 'the second press asked nothing');
+  t.equal(await focused(exportJson), true, 'the focus is still there once saved');
+
+  await p.goto(`${server.url}/#/links/Launch-2027`);
+  await p.waitForSelector('img.qr-image');
+  const svg = '.qr .actions button:nth-child(2)';
+  t.equal(await textOf(p, svg), 'Download SVG');
+  const qr = await holdRequests(p, 'GET', /^\/api\/links\/Launch-2027\/qr$/);
+  await p.focus(svg);
+  await p.keyboard.press('Enter');
+  await qr.waitForHeld();
+  t.same(await p.$$eval('.qr .actions button', (bs: any[]) => bs.map((b) => b.getAttribute('aria-disabled'))), ['true', 'true'], 'both QR downloads are busy');
+  t.equal(await focused(svg), true, 'Download SVG keeps the focus');
+  await qr.release();
+  await downloaded(downloads, /^qr-Launch-2027\.svg$/);
+  await waitInPage(p, `document.querySelector(${JSON.stringify(svg)}).getAttribute('aria-disabled') === null`);
+  t.equal(await focused(svg), true, 'and after the download');
   t.same(tab.problems, []);
 });
 

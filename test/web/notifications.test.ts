@@ -10,6 +10,7 @@ import { allPages } from '../social/helpers';
 import {
   PHONE,
   clickText,
+  holdRequests,
   launchBrowser,
   newAppPage,
   reportIfFailed,
@@ -115,21 +116,47 @@ t.test('the list fills live over /ws: a follow, then a like that a second liker 
   t.equal(await page.title(), '(2) Notifications · perch');
 });
 
+/** Whether the focused element matches `selector`. */
+const focused = (p: Page, selector: string) => p.evaluate((sel: string) => (globalThis as any).document.activeElement?.matches(sel) ?? false, selector);
+const ariaDisabled = (p: Page, selector: string) => p.$eval(selector, (b: any) => b.getAttribute('aria-disabled'));
+
 t.test('mark one read, then all; a read notification that gains an actor is unread again', async (t) => {
   const before = await rows(page);
   const follow = before.find((r) => r.type === 'follow')!;
-  await page.click(`.notification[data-id="${follow.id}"] button`);
+  const markOne = `.notification[data-id="${follow.id}"] button`;
+  // From the keyboard, with the request held on its way: the button keeps the focus meanwhile (a
+  // disabled one would drop it to the page) and ignores a second press.
+  const reads = await holdRequests(page, 'POST', /^\/api\/notifications\/\d+\/read$/);
+  await page.focus(markOne);
+  await page.keyboard.press('Enter');
+  await reads.waitForHeld();
+  t.equal(await ariaDisabled(page, markOne), 'true', 'busy while its request runs');
+  t.equal(await focused(page, markOne), true, 'and keeps the focus meanwhile');
+  await page.keyboard.press('Enter');
+  await reads.release();
   await waitInPage(page, `document.querySelector('.notification[data-id="${follow.id}"]').classList.contains('read')`);
-  t.equal(await page.$(`.notification[data-id="${follow.id}"] button`), null, 'no button on a read one');
+  t.equal(reads.seen(), 1, 'the second press sent nothing');
+  t.equal(await page.$(markOne), null, 'no button on a read one');
+  t.equal(await focused(page, `.notification[data-id="${follow.id}"]`), true, 'the focus moves from the button that went to its row');
   await waitInPage(page, `document.querySelector('nav a[data-nav="notifications"] .nav-count')?.textContent === '1'`);
   const listed = await server.get('/api/notifications', { key: alice.key });
   t.equal(listed.json.items.find((n: any) => n.id === follow.id).read, true, 'read on the server');
 
-  await clickText(page, 'button', 'Mark all as read');
+  const markAll = '.screen .row button';
+  t.equal(await textOf(page, markAll), 'Mark all as read');
+  const readAll = await holdRequests(page, 'POST', /^\/api\/notifications\/read-all$/);
+  await page.focus(markAll);
+  await page.keyboard.press('Enter');
+  await readAll.waitForHeld();
+  t.equal(await ariaDisabled(page, markAll), 'true', 'Mark all as read: busy while its request runs');
+  t.equal(await focused(page, markAll), true, 'and keeps the focus meanwhile');
+  await readAll.release();
   await waitInPage(page, `[...document.querySelectorAll('.notification')].every((e) => e.classList.contains('read'))`);
   await waitInPage(page, `!document.querySelector('nav a[data-nav="notifications"] .nav-count')`);
   t.equal(await textOf(page, '.unread-summary'), 'Nothing unread.');
-  t.equal(await page.$eval('.screen .row button', (b: any) => [b.textContent.trim(), b.disabled].join(' ')), 'Mark all as read true', 'nothing left to mark');
+  t.equal(await ariaDisabled(page, markAll), 'true', 'nothing left to mark');
+  t.equal(await focused(page, markAll), true, 'the focus is still on the button');
+  t.equal(readAll.seen(), 1, 'one request');
   t.equal((await server.get('/api/me', { key: alice.key })).json.unread_notifications, 0, 'none unread on the server');
   t.equal(await page.title(), 'Notifications · perch');
 
@@ -194,8 +221,21 @@ t.test('settings: kinds, priority people and muted threads, saved as one object'
   await page.type('#priority-handle', 'Carol');
   await page.keyboard.press('Enter');
   await waitInPage(page, `[...document.querySelectorAll('.pref-list .handle')].some((a) => a.textContent === '@carol')`);
-  await clickText(page, 'button', 'Save settings');
+  const save = 'form button[type="submit"]';
+  t.equal(await textOf(page, save), 'Save settings');
+  const puts = await holdRequests(page, 'PUT', /^\/api\/notifications\/preferences$/);
+  await page.focus(save);
+  await page.keyboard.press('Enter');
+  await puts.waitForHeld();
+  t.equal(await ariaDisabled(page, save), 'true', 'Save settings: busy while its request runs');
+  t.equal(await textOf(page, save), 'Saving…');
+  t.equal(await focused(page, save), true, 'and keeps the focus meanwhile');
+  await page.keyboard.press('Enter');
+  await puts.release();
   await waitInPage(page, `!document.body.textContent.includes('Unsaved changes')`);
+  t.equal(puts.seen(), 1, 'the second press sent nothing');
+  t.equal(await focused(page, save), true, 'the focus is still on the button once saved');
+  t.equal(await ariaDisabled(page, save), null, 'which works again');
   const saved = await current().get('/api/notifications/preferences', { key: alice.key });
   t.same(saved.json, { muted_post_ids: [], priority_user_ids: [carol.user_id], types: { like: true, reply: true, follow: false } }, 'stored as set');
 
@@ -253,6 +293,7 @@ t.test('push notifications: the service worker is registered for the whole origi
   await page.waitForSelector('#push-title ~ .error');
   const message = await textOf(page, '#push-title ~ .error');
   t.match(message, /^The browser refused to subscribe to push messages: .+/, `readable: ${message}`);
+  t.equal(await focused(page, '#push-title ~ .actions button'), true, 'the button kept the focus through its attempt');
   const reg = await page.evaluate(async () => {
     const r = await (globalThis as any).navigator.serviceWorker.getRegistration('/');
     return r ? { scope: r.scope, script: r.active?.scriptURL ?? null } : null;

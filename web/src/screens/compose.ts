@@ -42,6 +42,9 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
   // The server refuses text that shows nothing (white space, invisible characters): the same rule.
   const blank = showsNothing(text.normalize('NFC'));
   const canPost = !busy && !blank && left >= 0;
+  // Marked rather than disabled, here and on Post: a disabled control drops the keyboard's focus
+  // (the fourth image picked, a post sent with Enter on its button).
+  const cannotPick = !!busy || attachments.length >= MAX_MEDIA;
 
   useEffect(() => () => attachments.forEach((a) => URL.revokeObjectURL(a.preview)), []);
 
@@ -109,9 +112,10 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
       <p id="compose-count" class=${'counter' + (left < 0 ? ' over' : left <= 20 ? ' near' : '')}>${counterText}</p>
       <div class="actions">
         <input ref=${fileInput} id="compose-media" class="visually-hidden" type="file" accept=${MEDIA_TYPES.join(',')} multiple
-          onChange=${pickFiles} disabled=${!!busy || attachments.length >= MAX_MEDIA} />
-        <label for="compose-media" class=${'button secondary' + (attachments.length >= MAX_MEDIA ? ' disabled' : '')}>Add images</label>
-        <button type="submit" disabled=${!canPost}>${replyTo ? 'Reply' : 'Post'}</button>
+          onChange=${pickFiles} aria-disabled=${cannotPick ? 'true' : null}
+          onClick=${(e: Event) => cannotPick && e.preventDefault()} />
+        <label for="compose-media" class=${'button secondary' + (cannotPick ? ' disabled' : '')}>Add images</label>
+        <button type="submit" aria-disabled=${canPost ? null : 'true'}>${replyTo ? 'Reply' : 'Post'}</button>
       </div>
     </div>
     ${attachments.length
@@ -119,7 +123,7 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
           ${attachments.map(
             (a, i) => html`<li>
               <img src=${a.preview} alt=${`Attached image ${i + 1}: ${a.file.name}`} />
-              <button type="button" class="secondary small" onClick=${() => removeAttachment(i)} disabled=${!!busy}
+              <button type="button" class="secondary small" onClick=${() => !busy && removeAttachment(i)} aria-disabled=${busy ? 'true' : null}
                 aria-label=${`Remove image ${i + 1}, ${a.file.name}`}>Remove</button>
             </li>`,
           )}

@@ -54,6 +54,7 @@ function QrCode({ link }: { link: Details }) {
   }, [link.short_code]);
 
   async function save(format: 'png' | 'svg') {
+    if (saving) return;
     setSaving(true);
     setError(null);
     try {
@@ -75,8 +76,8 @@ function QrCode({ link }: { link: Details }) {
       <div class="stack">
         <p class="muted small">Scanning it opens ${link.short_url}${link.password_protected ? ', which asks for the password' : ''}.</p>
         <div class="actions">
-          <button type="button" class="secondary small" onClick=${() => save('png')} disabled=${saving}>Download PNG</button>
-          <button type="button" class="secondary small" onClick=${() => save('svg')} disabled=${saving}>Download SVG</button>
+          <button type="button" class="secondary small" onClick=${() => save('png')} aria-disabled=${saving ? 'true' : null}>Download PNG</button>
+          <button type="button" class="secondary small" onClick=${() => save('svg')} aria-disabled=${saving ? 'true' : null}>Download SVG</button>
         </div>
       </div>
     </div>

@@ -137,6 +137,7 @@ function ExportButtons() {
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   async function run(format: 'csv' | 'json') {
+    if (busy) return;
     setBusy(format);
     setError(null);
     try {
@@ -150,8 +151,8 @@ function ExportButtons() {
   }
   return html`<div class="export">
     <div class="actions">
-      <button type="button" class="secondary small" onClick=${() => run('csv')} disabled=${!!busy}>${busy === 'csv' ? 'Exporting…' : 'Export CSV'}</button>
-      <button type="button" class="secondary small" onClick=${() => run('json')} disabled=${!!busy}>${busy === 'json' ? 'Exporting…' : 'Export JSON'}</button>
+      <button type="button" class="secondary small" onClick=${() => run('csv')} aria-disabled=${busy ? 'true' : null}>${busy === 'csv' ? 'Exporting…' : 'Export CSV'}</button>
+      <button type="button" class="secondary small" onClick=${() => run('json')} aria-disabled=${busy ? 'true' : null}>${busy === 'json' ? 'Exporting…' : 'Export JSON'}</button>
     </div>
     <${ErrorMessage} error=${error} />
   </div>`;

@@ -76,6 +76,7 @@ function PreferencesForm() {
 
   async function save(e: Event) {
     e.preventDefault();
+    if (busy) return;
     setBusy(true);
     setError(null);
     try {
@@ -154,7 +155,7 @@ function PreferencesForm() {
 
     <${ErrorMessage} error=${error} />
     <div class="actions">
-      <button type="submit" disabled=${busy}>${busy ? 'Saving…' : 'Save settings'}</button>
+      <button type="submit" aria-disabled=${busy ? 'true' : null}>${busy ? 'Saving…' : 'Save settings'}</button>
       ${dirty ? html`<span class="muted small">Unsaved changes</span>` : null}
     </div>
   </form>`;
@@ -172,6 +173,7 @@ function PushSettings() {
   }, [me.id]);
 
   async function toggle(on: boolean) {
+    if (busy) return;
     setBusy(true);
     setError(null);
     try {
@@ -198,8 +200,8 @@ function PushSettings() {
               ${state.permission === 'denied' && !state.on ? ' The browser blocks notifications for this site now.' : ''}</p>
             <div class="actions">
               ${state.on
-                ? html`<button type="button" class="secondary" onClick=${() => toggle(false)} disabled=${busy}>Turn off push notifications</button>`
-                : html`<button type="button" onClick=${() => toggle(true)} disabled=${busy}>${busy ? 'Turning on…' : 'Turn on push notifications'}</button>`}
+                ? html`<button type="button" class="secondary" onClick=${() => toggle(false)} aria-disabled=${busy ? 'true' : null}>Turn off push notifications</button>`
+                : html`<button type="button" onClick=${() => toggle(true)} aria-disabled=${busy ? 'true' : null}>${busy ? 'Turning on…' : 'Turn on push notifications'}</button>`}
             </div>`}
     <${ErrorMessage} error=${error} />
   </section>`;

@@ -1,7 +1,7 @@
 // The notifications screen: the list (latest activity first, page by page), marking read one by
 // one or all at once, and what arrives live over /ws put on top as it comes.
 import { html } from 'htm/preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, withQuery, type NotificationItem, type NotificationPage, type Post, type User } from '../api';
 import { ErrorMessage, MoreItems, ScreenTitle, announce, useFeed } from '../components';
 import { formatDateTime } from '../format';
@@ -58,11 +58,24 @@ function PostQuote({ id }: { id: string }) {
 function NotificationRow({ n, onRead }: { n: NotificationItem; onRead: (n: NotificationItem) => void }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const row = useRef<HTMLLIElement>(null);
+  const button = useRef<HTMLButtonElement>(null);
+  // A read row has no button: when the focus was on it, the row takes the focus rather than the page.
+  const focusRowWhenRead = useRef(false);
+  useLayoutEffect(() => {
+    if (n.read && focusRowWhenRead.current) {
+      focusRowWhenRead.current = false;
+      row.current?.setAttribute('tabindex', '-1');
+      row.current?.focus();
+    }
+  }, [n.read]);
   async function read() {
+    if (busy) return;
     setBusy(true);
     setError(null);
     try {
       await api.post(`/api/notifications/${encodeURIComponent(n.id)}/read`);
+      focusRowWhenRead.current = document.activeElement === button.current;
       onRead(n);
       announce('Marked as read.');
     } catch (err) {
@@ -71,7 +84,7 @@ function NotificationRow({ n, onRead }: { n: NotificationItem; onRead: (n: Notif
       setBusy(false);
     }
   }
-  return html`<li class=${'notification ' + (n.read ? 'read' : 'unread')} data-id=${n.id} data-type=${n.type}>
+  return html`<li class=${'notification ' + (n.read ? 'read' : 'unread')} data-id=${n.id} data-type=${n.type} ref=${row}>
     <div class="notification-body">
       <p class="notification-text">
         ${n.read ? null : html`<span class="visually-hidden">Unread: </span>`}
@@ -83,7 +96,7 @@ function NotificationRow({ n, onRead }: { n: NotificationItem; onRead: (n: Notif
     </div>
     ${n.read
       ? null
-      : html`<button type="button" class="secondary small" onClick=${read} disabled=${busy}>Mark as read</button>`}
+      : html`<button type="button" class="secondary small" ref=${button} onClick=${read} aria-disabled=${busy ? 'true' : null}>Mark as read</button>`}
   </li>`;
 }
 
@@ -149,6 +162,7 @@ export function Notifications() {
   }
 
   async function readAll() {
+    if (busy || unread === 0) return;
     setBusy(true);
     setError(null);
     try {
@@ -169,7 +183,7 @@ export function Notifications() {
     <div class="row">
       <p class="unread-summary">${unread === null ? '' : unread === 0 ? 'Nothing unread.' : `${unread} unread.`}</p>
       <div class="actions">
-        <button type="button" class="secondary" onClick=${readAll} disabled=${busy || unread === 0}>Mark all as read</button>
+        <button type="button" class="secondary" onClick=${readAll} aria-disabled=${busy || unread === 0 ? 'true' : null}>Mark all as read</button>
         <a href=${href('/notifications/settings')}>Settings</a>
       </div>
     </div>

@@ -13,6 +13,7 @@ export function SignIn() {
 
   async function submit(e: Event) {
     e.preventDefault();
+    if (busy || key.trim() === '') return;
     setBusy(true);
     setError(null);
     try {
@@ -35,7 +36,7 @@ export function SignIn() {
         value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)}
         aria-describedby=${error ? 'signin-error' : undefined} />
       <${ErrorMessage} error=${error} id="signin-error" />
-      <button type="submit" disabled=${busy || key.trim() === ''}>${busy ? 'Signing in…' : 'Sign in'}</button>
+      <button type="submit" aria-disabled=${busy || key.trim() === '' ? 'true' : null}>${busy ? 'Signing in…' : 'Sign in'}</button>
     </form>
   </section>`;
 }
