@@ -269,9 +269,18 @@ t.test('a muted post deleted since does not stop the settings from saving', asyn
   t.same(stored.json.muted_post_ids, [postId], 'the deleted post is left out');
   t.equal((await current().request('PUT', '/api/notifications/preferences', { key: alice.key, json: stored.json })).status, 200, 'what GET answered is accepted back');
 
-  // The page is on the settings already: a reload has it read the preferences again.
+  // The page is on the settings already: a reload has it read the preferences again. The form
+  // waits for the people and posts it lists (their lookups held here): shown before them, it
+  // would list none, and a save would send the lists empty.
+  const lookups = await holdRequests(page, 'GET', /^\/api\/users\/\d+$/);
   await page.reload();
+  await lookups.waitForHeld();
+  await waitInPage(page, `document.querySelector('#prefs-title') || document.querySelector('.screen > [role="status"]')`);
+  t.equal(await page.$('#prefs-title'), null, 'no form to save while the lists are being read');
+  t.equal(await textOf(page, '.screen > [role="status"]'), 'Loading…', 'but its place says it is loading');
+  await lookups.release();
   await waitInPage(page, `document.querySelectorAll('.pref-list[aria-labelledby="muted-title"] li').length === 1`);
+  t.same(await page.$$eval('.pref-list[aria-labelledby="priority-title"] .handle', (els: any[]) => els.map((e) => e.textContent)), ['@carol'], 'shown with the form at once');
   t.notMatch(await textOf(page, '.pref-list[aria-labelledby="muted-title"]'), /a deleted post/, 'only the live post is listed');
   await page.click('#type-reply');
   await clickText(page, 'button', 'Save settings');

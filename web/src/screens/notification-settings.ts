@@ -46,9 +46,15 @@ function PreferencesForm() {
   const [dirty, setDirty] = useState(false);
 
   async function show(p: NotificationPreferences) {
+    // The form appears once both lists are read: shown before, it would list no one, and saving
+    // then would send the lists empty.
+    const [posts, users] = await Promise.all([
+      Promise.all(p.muted_post_ids.map(async (id) => ({ id, value: await postById(id).catch(() => null) }))),
+      Promise.all(p.priority_user_ids.map(async (id) => ({ id, value: await userById(id).catch(() => null) }))),
+    ]);
+    setMuted(posts);
+    setPriority(users);
     setPrefs(p);
-    setMuted(await Promise.all(p.muted_post_ids.map(async (id) => ({ id, value: await postById(id).catch(() => null) }))));
-    setPriority(await Promise.all(p.priority_user_ids.map(async (id) => ({ id, value: await userById(id).catch(() => null) }))));
     setDirty(false);
   }
 
