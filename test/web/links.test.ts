@@ -81,6 +81,9 @@ async function setValue(selector: string, value: string): Promise<void> {
 t.test('sign in: a wrong key shows the server\'s 401 message; the right one is kept until signing out', async (t) => {
   await page.goto(server.url + '/');
   t.equal(await textOf(page, 'h1'), 'Sign in to perch');
+  const activeId = () => page.evaluate(() => (globalThis as any).document.activeElement?.id);
+  t.equal(await activeId(), 'api-key', 'the key field has the focus on load');
+  t.equal(await page.$eval('#api-key', (e: any) => e.getAttribute('aria-describedby')), 'signin-intro', "described by the screen's text");
   await noSeriousViolations(t, 'sign in');
   await signIn(page, 'perch_not_a_key');
   t.equal(await textOf(page, '#signin-error'), 'The API key is unknown or revoked.');
@@ -102,7 +105,7 @@ t.test('sign in: a wrong key shows the server\'s 401 message; the right one is k
   await clickText(page, 'button', 'Sign out');
   await page.waitForSelector('#api-key');
   // Moved as the screen is drawn, not a frame later: what is typed into the form at once stays there.
-  t.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.tagName), 'H1', 'the new screen\'s heading has the focus as soon as it is there');
+  t.equal(await activeId(), 'api-key', 'signed out, the key field has the focus as soon as it is there');
   t.equal(await page.evaluate(() => (globalThis as any).localStorage.getItem('perch.api_key')), null, 'signing out forgets the key');
   await signIn(page, alice.key);
   await page.waitForSelector('nav[aria-label="Main"]');
@@ -411,7 +414,7 @@ t.test('the keyboard alone: sign in, move between screens, shorten, and open and
   const p = kb.page;
   await p.goto(server.url + '/');
   await p.waitForSelector('#api-key');
-  await tabTo(p, '#api-key');
+  t.equal(await p.evaluate(() => (globalThis as any).document.activeElement?.id), 'api-key', 'the key field has the focus on load');
   const outline = await focusOutline(p);
   t.ok(outline.style !== 'none' && outline.width >= 2, `focus is visible (${outline.style} ${outline.width}px)`);
   await p.keyboard.type(alice.key);

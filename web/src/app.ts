@@ -136,12 +136,16 @@ export function App() {
   // is typed to the heading.
   useLayoutEffect(() => {
     if (starting) return;
-    // Moving to another screen moves focus to its heading, so a screen reader starts there.
-    if (firstRender.current) {
-      firstRender.current = false;
+    const first = firstRender.current;
+    firstRender.current = false;
+    // Signing in is all the sign-in screen is for: its key field takes the focus, on load too.
+    // (Its field is described by the screen's text, so a screen reader hears what it is for.)
+    if (!signedIn) {
+      document.getElementById('api-key')?.focus();
       return;
     }
-    document.querySelector<HTMLElement>('main h1')?.focus();
+    // Moving to another screen moves focus to its heading, so a screen reader starts there.
+    if (!first) document.querySelector<HTMLElement>('main h1')?.focus();
   }, [screenPath, signedIn, starting]);
 
   async function doSignOut() {

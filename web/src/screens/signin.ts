@@ -27,14 +27,14 @@ export function SignIn() {
 
   return html`<section class="signin card" aria-labelledby="signin-title">
     <${ScreenTitle}><span id="signin-title">Sign in to perch</span></${ScreenTitle}>
-    <p>Use an API key made with <code>perch keygen --user <var>handle</var></code> on the server.
+    <p id="signin-intro">Use an API key made with <code>perch keygen --user <var>handle</var></code> on the server.
       The key is kept in this browser until you sign out.</p>
     ${ended && !error ? html`<p class="error" role="alert">${ended}</p>` : null}
     <form onSubmit=${submit} class="stack">
       <label for="api-key">API key</label>
       <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false" required
         value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)}
-        aria-describedby=${error ? 'signin-error' : undefined} />
+        aria-describedby=${error ? 'signin-error signin-intro' : 'signin-intro'} />
       <${ErrorMessage} error=${error} id="signin-error" />
       <button type="submit" aria-disabled=${busy || key.trim() === '' ? 'true' : null}>${busy ? 'Signing in…' : 'Sign in'}</button>
     </form>
