@@ -5,7 +5,9 @@ import { loadWebModule } from './web-module';
 // Declared rather than imported (notification-rules.test.ts says why).
 interface Api {
   ApiError: new (status: number, code: string, message: string, retryAfterSeconds?: number | null, details?: Array<{ path: string; message: string }>) => Error;
+  NetworkError: new (message: string) => Error;
   describeError(err: unknown): string;
+  retryable(err: unknown): boolean;
 }
 const api = loadWebModule<Api>('src/api.ts');
 
@@ -24,4 +26,12 @@ t.test('details the message does not hold are added, and a 429 says when to try 
   t.equal(api.describeError(two), 'The request is not valid. url: must have a host; alias: is taken.');
   const limited = new api.ApiError(429, 'rate_limited', 'Too many requests.', 3);
   t.equal(api.describeError(limited), 'Too many requests. Try again in 3 seconds.');
+});
+
+t.test('only a failure that asking again may mend is retryable', async (t) => {
+  const answered = (status: number) => api.retryable(new api.ApiError(status, 'x', 'An answer.'));
+  t.equal(api.retryable(new api.NetworkError('Could not reach perch.')), true, 'the request never arrived');
+  t.same([500, 502, 503, 429].map(answered), [true, true, true, true], '5xx, and a rate limit that says when');
+  t.same([400, 401, 403, 404, 409, 413].map(answered), [false, false, false, false, false, false], 'the same request would get the same answer');
+  t.equal(api.retryable(new Error('a bug')), false);
 });

@@ -146,7 +146,7 @@ t.test('a spent tier answers 429, shown with when to try again', async (t) => {
   await waitInPage(page, `(document.querySelector('.more .error')?.textContent ?? '').includes('Try again in')`);
   t.match(await textOf(page, '.more .error'), /^.+ Try again in \d+ seconds?\.$/, 'the message says when');
   t.equal(await page.$eval('.more .error', (e: any) => e.getAttribute('role')), 'alert');
-  t.ok(await page.$('.more button.secondary'), 'and offers to try again');
+  t.equal(await textOf(page, '.more button.secondary'), 'Try again', 'and offers to try again');
   await noSeriousViolations(t, page, 'search refused with 429');
 });
 
@@ -164,6 +164,18 @@ t.test('results page in as they scroll', async (t) => {
   const all: string[] = (await allPages(server, '/api/search?q=tea&sort=recent&limit=100', alice.key)).items.map((p: any) => p.id);
   t.same(await resultIds(page), all, 'every match once, newest first');
   t.equal(all.length, 24);
+});
+
+t.test('a refused query (400) is explained, without a "Try again" that would be refused again', async (t) => {
+  // More distinct words than the server takes in one query.
+  const q = Array.from({ length: 33 }, (_, i) => `word${i}`).join(' ');
+  const answer = await search(q);
+  t.equal(answer.status, 400, 'the API refuses it');
+  await page.evaluate((hash: string) => ((globalThis as any).location.hash = hash), `#/search?q=${encodeURIComponent(q)}&sort=recent`);
+  await waitInPage(page, `!document.querySelector('.more [role="status"]') && !!document.querySelector('.more .error')`);
+  t.ok((await textOf(page, '.more .error')).startsWith(answer.json.message), "the server's sentence");
+  t.same(await page.$$eval('.more button', (bs: any[]) => bs.map((b) => b.textContent.trim())), [], 'no button: asking again would get the same answer');
+  await noSeriousViolations(t, page, 'search refused with 400');
 });
 
 t.test('the phone-width layout', async (t) => {

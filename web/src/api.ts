@@ -136,6 +136,17 @@ export function describeError(err: unknown): string {
   return 'Something went wrong in the web client: ' + (err instanceof Error ? err.message : String(err));
 }
 
+/**
+ * Whether asking again as it is may succeed: the request never reached perch, perch failed (5xx),
+ * or a rate limit said when to come back (429). Any other answer (a 400, a 404…) would be the same
+ * again.
+ */
+export function retryable(err: unknown): boolean {
+  if (err instanceof NetworkError) return true;
+  if (err instanceof ApiError) return err.status === 429 || err.status >= 500;
+  return false;
+}
+
 /** The message the server gave for one field (`details[].path`), or for a 409 on `conflictPath`. */
 export function fieldError(err: unknown, path: string, conflictPath?: string): string | null {
   if (!(err instanceof ApiError)) return null;

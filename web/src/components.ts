@@ -1,7 +1,7 @@
 // Pieces the screens share: error text, the polite announcer, endless lists, posts, a confirm dialog.
 import { html } from 'htm/preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { api, describeError, type Page, type Post } from './api';
+import { api, describeError, retryable, type Page, type Post } from './api';
 import { formatDateTime, plural } from './format';
 import { isLiked, rememberLike } from './likes';
 import { href } from './router';
@@ -143,7 +143,7 @@ export function MoreItems<T>({ feed, label, endText }: { feed: Feed<T>; label: s
     ${feed.loading
       ? html`<${Loading} />`
       : feed.error
-        ? html`<button type="button" class="secondary" onClick=${feed.retry}>Try again</button>`
+        ? retryable(feed.error) ? html`<button type="button" class="secondary" onClick=${feed.retry}>Try again</button>` : null
         : feed.next
         ? html`<button type="button" class="secondary" onClick=${feed.loadMore}>${label}</button>`
         : feed.done && !feed.error
