@@ -381,6 +381,41 @@ export async function holdRequests(page: Page, method: string, path: RegExp): Pr
   };
 }
 
+/**
+ * Answers this tab's next request of `method` whose path matches `path` with `answer` instead of
+ * the server (a failure the server cannot be made to give on demand, a 500); every other request,
+ * and every one after, goes to the server. Resolves once that request was answered. Not for a tab
+ * that intercepts otherwise (see holdRequests).
+ */
+export async function answerOnce(
+  page: Page,
+  method: string,
+  path: RegExp,
+  answer: { status: number; headers?: Record<string, string>; json: unknown },
+): Promise<{ answered: Promise<void> }> {
+  let done = false;
+  let answered!: () => void;
+  const promise = new Promise<void>((resolve) => (answered = resolve));
+  const onRequest = (req: HTTPRequest) => {
+    if (req.isInterceptResolutionHandled()) return;
+    if (!done && req.method() === method && path.test(new URL(req.url()).pathname)) {
+      done = true;
+      req
+        .respond({ status: answer.status, headers: answer.headers, contentType: 'application/json', body: JSON.stringify(answer.json) })
+        .then(async () => {
+          await page.setRequestInterception(false);
+          page.off('request', onRequest);
+          answered();
+        }, answered);
+    } else {
+      req.continue().catch(() => undefined);
+    }
+  };
+  await page.setRequestInterception(true);
+  page.on('request', onRequest);
+  return { answered: promise };
+}
+
 /** Lets a browser context save downloads into `dir` (headless Chromium refuses them otherwise). */
 export async function allowDownloads(browser: Browser, context: { id?: string }, dir: string): Promise<void> {
   const cdp = await browser.target().createCDPSession();

@@ -4,7 +4,7 @@ import { loadWebModule } from './web-module';
 
 // Declared rather than imported (notification-rules.test.ts says why).
 interface Api {
-  ApiError: new (status: number, code: string, message: string, retryAfterSeconds?: number | null, details?: Array<{ path: string; message: string }>) => Error;
+  ApiError: new (status: number, code: string, message: string, retryAfterSeconds?: number | null, details?: Array<{ path: string; message: string }>, requestId?: string | null) => Error;
   NetworkError: new (message: string) => Error;
   describeError(err: unknown): string;
   retryable(err: unknown): boolean;
@@ -34,4 +34,13 @@ t.test('only a failure that asking again may mend is retryable', async (t) => {
   t.same([500, 502, 503, 429].map(answered), [true, true, true, true], '5xx, and a rate limit that says when');
   t.same([400, 401, 403, 404, 409, 413].map(answered), [false, false, false, false, false, false], 'the same request would get the same answer');
   t.equal(api.retryable(new Error('a bug')), false);
+});
+
+t.test("a 500's request id is said once, for a report", async (t) => {
+  const bare = new api.ApiError(500, 'internal', 'Something went wrong on our side.', null, [], '3-k2x9');
+  t.equal(api.describeError(bare), 'Something went wrong on our side (request id 3-k2x9).');
+  const said = new api.ApiError(500, 'internal', 'Something went wrong on our side (request 3-k2x9).', null, [], '3-k2x9');
+  t.equal(api.describeError(said), 'Something went wrong on our side (request 3-k2x9).', 'not again when the message holds it');
+  const none = new api.ApiError(502, 'http_502', 'The server answered 502 Bad Gateway.');
+  t.equal(api.describeError(none), 'The server answered 502 Bad Gateway.', 'nothing to add without one');
 });

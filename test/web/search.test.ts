@@ -7,6 +7,7 @@ import { startServer, type Key, type TestServer } from '../helpers/server';
 import { allPages } from '../social/helpers';
 import {
   PHONE,
+  answerOnce,
   launchBrowser,
   newAppPage,
   reportIfFailed,
@@ -176,6 +177,25 @@ t.test('a refused query (400) is explained, without a "Try again" that would be 
   t.ok((await textOf(page, '.more .error')).startsWith(answer.json.message), "the server's sentence");
   t.same(await page.$$eval('.more button', (bs: any[]) => bs.map((b) => b.textContent.trim())), [], 'no button: asking again would get the same answer');
   await noSeriousViolations(t, page, 'search refused with 400');
+});
+
+t.test("a 500 is explained with its request id, and offers to try again", async (t) => {
+  // The server cannot be made to fail on demand: this one answer is the contract's 500, whose
+  // message need not hold the id (a proxy's, or another perch version's).
+  const failure = await answerOnce(page, 'GET', /^\/api\/search$/, {
+    status: 500,
+    headers: { 'X-Request-Id': '7-abc123' },
+    json: { error: 'internal', message: 'Something went wrong on our side.', request_id: '7-abc123' },
+  });
+  await page.evaluate(() => ((globalThis as any).location.hash = '#/search?q=station&sort=recent'));
+  await failure.answered;
+  await waitInPage(page, `!document.querySelector('.more [role="status"]') && !!document.querySelector('.more .error')`);
+  t.equal(await textOf(page, '.more .error'), 'Something went wrong on our side (request id 7-abc123).', 'the id to quote in a report');
+  t.equal(await textOf(page, '.more button'), 'Try again', 'a failure on the server may pass');
+  await page.click('.more button');
+  await waitInPage(page, `document.querySelectorAll('.post-list article').length === 2`);
+  t.same(await resultIds(page), (await search('station')).json.items.map((p: any) => p.id), 'asked again, the results');
+  t.equal(await page.$('.more .error'), null, 'and the error is gone');
 });
 
 t.test('the phone-width layout', async (t) => {

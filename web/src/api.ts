@@ -103,6 +103,8 @@ export class ApiError extends Error {
     message: string,
     readonly retryAfterSeconds: number | null = null,
     readonly details: ErrorDetail[] = [],
+    /** A 500's `request_id` (or its X-Request-Id): what the server's log knows it by. */
+    readonly requestId: string | null = null,
   ) {
     super(message);
   }
@@ -118,6 +120,8 @@ export class Problem extends Error {}
 export function describeError(err: unknown): string {
   if (err instanceof ApiError) {
     let text = err.message;
+    // The id someone reporting the failure can quote, unless the message already holds it.
+    if (err.requestId && !text.includes(err.requestId)) text = `${text.replace(/\.$/, '')} (request id ${err.requestId}).`;
     // A 400 about one field often says it in its message already ("expires_at: must be in the
     // future"): each detail is added only when the message does not hold it.
     const said = text.toLowerCase();
@@ -198,7 +202,7 @@ async function send(method: string, path: string, opts: RequestOptions, accept: 
   } catch {
     parsed = undefined;
   }
-  const e = (parsed ?? {}) as { error?: string; message?: string; retry_after_seconds?: number; details?: ErrorDetail[] };
+  const e = (parsed ?? {}) as { error?: string; message?: string; retry_after_seconds?: number; details?: ErrorDetail[]; request_id?: unknown };
   const retry = e.retry_after_seconds ?? (Number(res.headers.get('Retry-After')) || null);
   const err = new ApiError(
     res.status,
@@ -206,6 +210,7 @@ async function send(method: string, path: string, opts: RequestOptions, accept: 
     e.message ?? `The server answered ${res.status} ${res.statusText}.`,
     retry,
     Array.isArray(e.details) ? e.details : [],
+    typeof e.request_id === 'string' && e.request_id ? e.request_id : res.headers.get('X-Request-Id') || null,
   );
   // A key that stopped working (revoked) ends the session; signing in handles its own 401.
   if (res.status === 401 && opts.key === undefined && sessionKey) onUnauthorized(err);
