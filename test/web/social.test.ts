@@ -178,6 +178,7 @@ t.test('a follower follows from the profile; a post with an image reaches their 
   t.equal(await textOf(bobPage, '.post-list article .handle'), '@alice');
   await waitInPage(bobPage, `[...document.querySelectorAll('.post-media img')].every((i) => i.complete && i.naturalWidth === 40)`);
   t.pass('the image is shown, decoded at its size');
+  t.same(await bobPage.$eval('.post-media img', (i: any) => [i.clientWidth, i.clientHeight]), [40, 30], 'at its natural size, not stretched to the column');
   await waitInPage(bobPage, `document.activeElement === document.querySelector('.post-list article')`);
   t.pass('the focus is on the new post');
   await noSeriousViolations(t, bobPage, 'home timeline');
@@ -345,12 +346,22 @@ t.test('the phone-width layout (360 x 740)', async (t) => {
   const navBox = await page.$eval('nav[aria-label="Main"]', (n: any) => n.getBoundingClientRect().toJSON());
   t.ok(navBox.right <= 360, 'the navigation fits');
   await noSeriousViolations(t, page, 'home at phone width');
+  // A picture wider than the phone, beside alice's small one.
+  const wide = await server.post('/api/media', { key: alice.key, body: solidPng(480, 270, [200, 120, 30]), headers: { 'content-type': 'image/png' } });
+  t.equal(wide.status, 201);
+  const widePost = await server.post('/api/posts', { key: alice.key, json: { text: 'A wide picture.', media_ids: [wide.json.id] } });
+  t.equal(widePost.status, 201);
   await page.goto(server.url + '/#/users/alice');
   await page.waitForSelector('.follow button');
-  await waitInPage(page, `document.querySelectorAll('.post-list article').length === 1`);
+  await waitInPage(page, `document.querySelectorAll('.post-list article').length === 2`);
+  await waitInPage(page, `[...document.querySelectorAll('.post-media img')].every((i) => i.complete && i.naturalWidth > 0)`);
   t.equal(await overflowsSideways(page), false, 'profile: nothing wider than the screen');
-  const img = await page.$eval('.post-media img', (i: any) => i.getBoundingClientRect().width);
-  t.ok(img > 200 && img <= 340, `the image fits (${img} px)`);
+  const shown = (id: string) => page.$eval(`article[data-post-id="${id}"] .post-media img`, (i: any) => ({ w: i.clientWidth, h: i.clientHeight, column: i.parentElement.clientWidth }));
+  const small = await shown(postId);
+  t.same([small.w, small.h], [40, 30], 'a small image keeps its natural size');
+  const big = await shown(widePost.json.id);
+  t.ok(big.w > 200 && big.w <= big.column, `a wide one shrinks to the column (${big.w} of ${big.column} px)`);
+  t.ok(Math.abs(big.h - (big.w * 270) / 480) <= 1, `keeping its aspect ratio (${big.w} x ${big.h})`);
   await noSeriousViolations(t, page, 'profile at phone width');
   await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
   t.equal(await page.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.documentElement).getPropertyValue('--bg').trim()), '#14171b', 'the dark scheme applies');
