@@ -218,6 +218,19 @@ export async function textOf(page: Page, selector: string): Promise<string> {
   return ((await el!.evaluate((e) => e.textContent)) ?? '').trim().replace(/\s+/g, ' ');
 }
 
+/**
+ * The accessible names of the elements matching `selector`, in document order, as the browser
+ * computes them for assistive technology (aria-labelledby, aria-label, then the content).
+ */
+export async function accessibleNames(page: Page, selector: string): Promise<string[]> {
+  const names: string[] = [];
+  for (const el of await page.$$(selector)) {
+    const node = await page.accessibility.snapshot({ root: el, interestingOnly: false });
+    names.push(node?.name ?? '');
+  }
+  return names;
+}
+
 /** Waits until `fn` (run in the page) is truthy, bounded by the step timeout. */
 export async function waitInPage(page: Page, fn: string, timeout = STEP_TIMEOUT_MS): Promise<void> {
   await page.waitForFunction(fn, { timeout });

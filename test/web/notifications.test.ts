@@ -9,6 +9,7 @@ import { startServer, type Key, type TestServer } from '../helpers/server';
 import { allPages } from '../social/helpers';
 import {
   PHONE,
+  accessibleNames,
   clickText,
   holdRequests,
   launchBrowser,
@@ -124,6 +125,11 @@ t.test('mark one read, then all; a read notification that gains an actor is unre
   const before = await rows(page);
   const follow = before.find((r) => r.type === 'follow')!;
   const markOne = `.notification[data-id="${follow.id}"] button`;
+  t.same(
+    await accessibleNames(page, '.notification button'),
+    ['Mark as read @carol and @bob liked your post: “Notes from the allotment: the beans are up.”', 'Mark as read @bob followed you.'],
+    'each Mark as read is named after its notification',
+  );
   // From the keyboard, with the request held on its way: the button keeps the focus meanwhile (a
   // disabled one would drop it to the page) and ignores a second press.
   const reads = await holdRequests(page, 'POST', /^\/api\/notifications\/\d+\/read$/);

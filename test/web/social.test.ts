@@ -9,6 +9,7 @@ import type { Browser, BrowserContext, ElementHandle, Page } from 'puppeteer-cor
 import { startServer, type Key, type TestServer } from '../helpers/server';
 import {
   PHONE,
+  accessibleNames,
   clickText,
   launchBrowser,
   newAppPage,
@@ -336,6 +337,16 @@ t.test('endless scrolling loads the next page as the end comes into view', async
   const texts = await articleTexts(page);
   t.equal(new Set(texts).size, 25, 'no post twice');
   t.equal(texts[24], 'a'.repeat(279) + '\u00e9', 'the oldest last, stored in NFC');
+
+  // 25 posts of one author: each one's buttons are named after their post, not all "Like".
+  const likes = await accessibleNames(page, '.post-list article button.like');
+  t.equal(likes.length, 25);
+  t.equal(new Set(likes).size, 25, 'every Like button has a name of its own');
+  t.equal(likes[0], "Like your post “carol's post number 24”", "it says whose post, and which");
+  t.equal(likes[24], `Like your post “${'a'.repeat(39)}…”`, 'a long post by how it begins');
+  const deletes = await accessibleNames(page, '.post-list article button.delete-post');
+  t.equal(new Set(deletes).size, 25, 'every Delete button too');
+  t.equal(deletes[0], "Delete your post “carol's post number 24”");
 });
 
 t.test('the phone-width layout (360 x 740)', async (t) => {
@@ -354,6 +365,11 @@ t.test('the phone-width layout (360 x 740)', async (t) => {
   await page.goto(server.url + '/#/users/alice');
   await page.waitForSelector('.follow button');
   await waitInPage(page, `document.querySelectorAll('.post-list article').length === 2`);
+  t.same(
+    await accessibleNames(page, '.post-list article button.like'),
+    ["Like @alice's post “A wide picture.”", "Like @alice's post “Hello from the web client, with a pictu…”"],
+    "someone else's posts: whose, and which",
+  );
   await waitInPage(page, `[...document.querySelectorAll('.post-media img')].every((i) => i.complete && i.naturalWidth > 0)`);
   t.equal(await overflowsSideways(page), false, 'profile: nothing wider than the screen');
   const shown = (id: string) => page.$eval(`article[data-post-id="${id}"] .post-media img`, (i: any) => ({ w: i.clientWidth, h: i.clientHeight, column: i.parentElement.clientWidth }));
@@ -394,6 +410,7 @@ t.test('a thread: the posts it answers above, its replies below, oldest first, p
   await noSeriousViolations(t, bobPage, 'a thread with many replies');
 
   // A reply with a reply of its own leads to its own thread.
+  t.same(await accessibleNames(bobPage, `.thread-replies article[data-post-id="${first}"] a.replies-link`), ["1 reply to @alice's post “The library has a room.”"], 'its link says to which post');
   await bobPage.click(`.thread-replies article[data-post-id="${first}"] a.replies-link`);
   await waitInPage(bobPage, `location.hash === '#/posts/${first}' && document.querySelectorAll('.thread-replies article').length === 1`);
   await waitInPage(bobPage, `!!document.querySelector('.ancestors article[data-post-id="${root}"]')`);

@@ -4,6 +4,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, describeError, retryable, type Page, type Post } from './api';
 import { formatDateTime, plural } from './format';
 import { isLiked, rememberLike } from './likes';
+import { excerpt } from './notification-text';
 import { href } from './router';
 import { session } from './session';
 import { createStore, useStore } from './store';
@@ -165,6 +166,12 @@ export function PostCard({ post, onChange, onRemoved, inThread = false }: { post
   const handle = post.author?.handle;
   const titleId = `post-${post.id}-by`;
   const mine = !!me && me.id === post.author_id;
+  // Every post has these controls: each one's name says which post it acts on (whose, and how it
+  // begins), so a list of buttons or links read out of context tells them apart.
+  const quote = `“${excerpt(post.text, 40)}”`;
+  const whose = mine ? `your post ${quote}` : `${handle ? '@' + handle : `user ${post.author_id}`}'s post ${quote}`;
+  // Like is a toggle: its name and its text stay the same and aria-pressed says whether the post
+  // is liked (a name turning into "Liked" or "Unlike" would say the state twice, or contradict it).
 
   async function remove() {
     setConfirming(false);
@@ -216,14 +223,14 @@ export function PostCard({ post, onChange, onRemoved, inThread = false }: { post
         </div>`
       : null}
     <footer class="post-actions">
-      <button type="button" class="like" aria-pressed=${liked ? 'true' : 'false'} aria-disabled=${busy || !me ? 'true' : null} onClick=${toggleLike}>
-        ${liked ? 'Liked' : 'Like'}
-      </button>
+      <button type="button" class="like" aria-pressed=${liked ? 'true' : 'false'} aria-disabled=${busy || !me ? 'true' : null} onClick=${toggleLike}
+        aria-label=${`Like ${whose}`}>Like</button>
       <span class="count">${plural(post.like_count ?? 0, 'like')}</span>
       ${post.reply_count
-        ? html`<a class="count replies-link" href=${href('/posts/' + post.id)}>${plural(post.reply_count, 'reply', 'replies')}</a>`
+        ? html`<a class="count replies-link" href=${href('/posts/' + post.id)}
+            aria-label=${`${plural(post.reply_count, 'reply', 'replies')} to ${whose}`}>${plural(post.reply_count, 'reply', 'replies')}</a>`
         : html`<span class="count">0 replies</span>`}
-      ${mine ? html`<button type="button" class="secondary small delete-post" onClick=${() => setConfirming(true)}>Delete</button>` : null}
+      ${mine ? html`<button type="button" class="secondary small delete-post" onClick=${() => setConfirming(true)} aria-label=${`Delete ${whose}`}>Delete</button>` : null}
     </footer>
     <${ErrorMessage} error=${error} />
     ${mine

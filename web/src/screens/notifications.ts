@@ -88,7 +88,7 @@ function NotificationRow({ n, onRead }: { n: NotificationItem; onRead: (n: Notif
     <div class="notification-body">
       <p class="notification-text">
         ${n.read ? null : html`<span class="visually-hidden">Unread: </span>`}
-        <${Actors} n=${n} /> ${actionText(n.type)}${n.post_id ? html`: <${PostQuote} id=${n.post_id} />` : '.'}
+        <span id=${`notification-${n.id}-what`}><${Actors} n=${n} /> ${actionText(n.type)}${n.post_id ? html`: <${PostQuote} id=${n.post_id} />` : '.'}</span>
         ${n.priority ? html` <span class="badge">priority</span>` : null}
       </p>
       <p class="muted small"><time datetime=${n.updated_at}>${formatDateTime(n.updated_at)}</time></p>
@@ -96,7 +96,8 @@ function NotificationRow({ n, onRead }: { n: NotificationItem; onRead: (n: Notif
     </div>
     ${n.read
       ? null
-      : html`<button type="button" class="secondary small" ref=${button} onClick=${read} aria-disabled=${busy ? 'true' : null}>Mark as read</button>`}
+      : html`<button type="button" class="secondary small" ref=${button} onClick=${read} aria-disabled=${busy ? 'true' : null}
+          id=${`notification-${n.id}-read`} aria-labelledby=${`notification-${n.id}-read notification-${n.id}-what`}>Mark as read</button>`}
   </li>`;
 }
 
