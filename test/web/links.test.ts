@@ -567,6 +567,7 @@ t.test('a key revoked while signed in ends the session with the server\'s messag
   await p.goto(server.url + '/');
   await signIn(p, erin.key);
   await p.waitForSelector('nav[aria-label="Main"]');
+  await waitInPage(p, `document.querySelector('[aria-live="polite"]').textContent === 'Signed in as @erin.'`);
   const revoked = await server.cli(['keys', 'revoke', await server.newestKeyId(erin.user_id)]);
   t.equal(revoked.code, 0);
   // To another screen by its address, not through the menu: a request the app makes meanwhile
@@ -575,6 +576,10 @@ t.test('a key revoked while signed in ends the session with the server\'s messag
   await p.waitForSelector('#api-key');
   t.equal(await textOf(p, '.signin .error'), 'The API key is unknown or revoked.');
   t.equal(await p.evaluate(() => (globalThis as any).localStorage.getItem('perch.api_key')), null, 'the key is forgotten');
+  // The live region said "Signed in as @erin." last: it now says why the session ended.
+  await waitInPage(p, `document.querySelector('[aria-live="polite"]').textContent.startsWith('Signed out')`);
+  t.equal(await textOf(p, '[aria-live="polite"]'), 'Signed out. The API key is unknown or revoked.', 'the sign-out is announced');
+  t.equal(await p.$eval('.signin .error', (e: any) => e.getAttribute('role')), null, 'and not said again as an alert');
   t.same(tab.problems, []);
 });
 

@@ -127,6 +127,12 @@ export function App() {
   }, [live, s.key]);
   useLiveAnnouncements(live);
 
+  // A session the server ended (a key revoked meanwhile, or found revoked at start) is said in the
+  // live region, in place of what it said last ("Signed in as …"); the sign-in screen shows it too.
+  useEffect(() => {
+    if (s.endedBecause) announce(`Signed out. ${s.endedBecause}`);
+  }, [s.endedBecause]);
+
   useEffect(() => {
     document.title = `${signedIn && unread ? `(${unread}) ` : ''}${title} · perch`;
   }, [title, unread, signedIn]);

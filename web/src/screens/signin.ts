@@ -6,6 +6,8 @@ import { session, signIn } from '../session';
 import { useStore } from '../store';
 
 export function SignIn() {
+  // Why the last session ended: the live region announces it as it happens (app.ts), so here it
+  // is shown, not announced a second time as an alert.
   const ended = useStore(session).endedBecause;
   const [key, setKey] = useState('');
   const [busy, setBusy] = useState(false);
@@ -29,7 +31,7 @@ export function SignIn() {
     <${ScreenTitle}><span id="signin-title">Sign in to perch</span></${ScreenTitle}>
     <p id="signin-intro">Use an API key made with <code>perch keygen --user <var>handle</var></code> on the server.
       The key is kept in this browser until you sign out.</p>
-    ${ended && !error ? html`<p class="error" role="alert">${ended}</p>` : null}
+    ${ended && !error ? html`<p class="error">${ended}</p>` : null}
     <form onSubmit=${submit} class="stack">
       <label for="api-key">API key</label>
       <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false" required
