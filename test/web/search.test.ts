@@ -212,6 +212,16 @@ t.test('the phone-width layout', async (t) => {
   t.equal(await overflowsSideways(p), false, 'nothing wider than 360 px, the list open');
   const list = await p.$eval('#search-suggestions', (e: any) => e.getBoundingClientRect().toJSON());
   t.ok(list.left >= 0 && list.right <= 360, 'the suggestions fit the width');
+  // The open list must leave the Search button in sight and pressable.
+  const button = await p.$eval('.search-row button[type="submit"]', (e: any) => e.getBoundingClientRect().toJSON());
+  const overlap = button.left < list.right && list.left < button.right && button.top < list.bottom && list.top < button.bottom;
+  t.equal(overlap, false, `the list does not cover the Search button (list ${JSON.stringify(list)}, button ${JSON.stringify(button)})`);
+  t.ok(button.right <= 360 && button.bottom <= 740, 'the button is on the screen');
+  t.equal(
+    await p.evaluate((x: number, y: number) => (globalThis as any).document.elementFromPoint(x, y)?.textContent.trim(), button.left + button.width / 2, button.top + button.height / 2),
+    'Search',
+    'what is at its place is the button',
+  );
   await noSeriousViolations(t, p, 'search at phone width');
   await p.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
   await p.keyboard.press('ArrowDown');
