@@ -44,17 +44,23 @@ export class NotificationService {
   }
 
   /**
-   * The stored preferences, less muted posts deleted since: they mute nothing any more, and since
-   * PUT refuses an id that is not a live post, a client sending back what GET answered must succeed.
+   * The stored preferences, less what PUT would refuse back and what does nothing: muted posts
+   * deleted since, and one's own id among the priority users (stored before PUT refused it). A
+   * client sending back what GET answered must succeed.
    */
   preferences(userId: string): Preferences {
     const stored = this.store.preferences(userId);
-    return { ...stored, muted_post_ids: stored.muted_post_ids.filter((id) => this.store.postExists(id)) };
+    return {
+      ...stored,
+      muted_post_ids: stored.muted_post_ids.filter((id) => this.store.postExists(id)),
+      priority_user_ids: stored.priority_user_ids.filter((id) => id !== userId),
+    };
   }
 
   /**
    * Replaces the preferences. Muted posts must be live posts and priority users existing users
-   * (an id that names nothing is more likely a mistake than an intent); repeated ids count once.
+   * other than oneself (an id that names nothing, or oneself, whose actions never notify oneself,
+   * is more likely a mistake than an intent); repeated ids count once.
    */
   setPreferences(userId: string, input: PreferencesInput): Promise<Preferences> {
     const defaults = defaultPreferences();
@@ -65,7 +71,8 @@ export class NotificationService {
       if (!isIdString(id) || !this.store.postExists(id)) details.push({ path: `muted_post_ids.${i}`, message: 'no such post' });
     });
     (input.priority_user_ids ?? []).forEach((id, i) => {
-      if (!this.accounts.userById(id)) details.push({ path: `priority_user_ids.${i}`, message: 'no such user' });
+      if (id === userId) details.push({ path: `priority_user_ids.${i}`, message: 'is your own id; your own actions never notify you' });
+      else if (!this.accounts.userById(id)) details.push({ path: `priority_user_ids.${i}`, message: 'no such user' });
     });
     if (details.length > 0) throw invalidRequest(details, details.length === 1 ? `${details[0].path}: ${details[0].message}` : undefined);
     const preferences: Preferences = {

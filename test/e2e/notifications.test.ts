@@ -160,6 +160,34 @@ t.test('preferences: defaults, validation, and nothing changed by a refused PUT'
   t.same((await server.get('/api/notifications/preferences', { key: dan.key })).json, defaults);
 });
 
+t.test('preferences: one cannot be one\'s own priority user', async (t) => {
+  // One's own actions never notify oneself: as a priority user one would change nothing, so the
+  // id is refused like any other that cannot be meant (docs/notifications.md).
+  const { dan, ann } = users;
+  const alone = await server.request('PUT', '/api/notifications/preferences', { key: dan.key, json: { priority_user_ids: [dan.user_id] } });
+  t.equal(alone.status, 400);
+  t.same(alone.json, {
+    error: 'invalid_request',
+    message: 'priority_user_ids.0: is your own id; your own actions never notify you',
+    details: [{ path: 'priority_user_ids.0', message: 'is your own id; your own actions never notify you' }],
+  });
+  const among = await server.request('PUT', '/api/notifications/preferences', { key: dan.key, json: { priority_user_ids: [ann.user_id, dan.user_id], types: { like: false } } });
+  t.equal(among.status, 400, 'among others too');
+  t.same(among.json.details, [{ path: 'priority_user_ids.1', message: 'is your own id; your own actions never notify you' }], 'naming the entry');
+  t.same(
+    (await server.get('/api/notifications/preferences', { key: dan.key })).json,
+    { muted_post_ids: [], priority_user_ids: [], types: { like: true, reply: true, follow: true } },
+    'nothing of either was stored',
+  );
+  const others = await server.request('PUT', '/api/notifications/preferences', { key: dan.key, json: { priority_user_ids: [ann.user_id] } });
+  t.equal(others.status, 200, 'someone else is accepted');
+  t.same(others.json.priority_user_ids, [ann.user_id]);
+  // Someone else may have dan as theirs.
+  const ofAnn = await server.request('PUT', '/api/notifications/preferences', { key: ann.key, json: { priority_user_ids: [dan.user_id] } });
+  t.equal(ofAnn.status, 200);
+  for (const key of [dan.key, ann.key]) await server.request('PUT', '/api/notifications/preferences', { key, json: {} });
+});
+
 t.test('preferences: a muted post deleted since is left out of GET, so GET then PUT round-trips', async (t) => {
   const { dan } = users;
   const kept = (await server.post('/api/posts', { key: dan.key, json: { text: 'kept and muted' } })).json.id;
