@@ -35,6 +35,7 @@ function MutedPost({ item, onRemove }: { item: Named<Post>; onRemove: () => void
 }
 
 function PreferencesForm() {
+  const me = useStore(session).me!;
   const [prefs, setPrefs] = useState<NotificationPreferences | null>(null);
   const [muted, setMuted] = useState<Named<Post>[]>([]);
   const [priority, setPriority] = useState<Named<User>[]>([]);
@@ -69,8 +70,18 @@ function PreferencesForm() {
     setAddError(null);
     const h = handle.trim().replace(/^@/, '');
     if (!h) return;
+    // One's own actions never notify oneself, so the server refuses oneself as a priority person.
+    const notMe = `@${h}: that is you; your own actions never notify you.`;
+    if (h.toLowerCase() === me.handle.toLowerCase()) {
+      setAddError(notMe);
+      return;
+    }
     try {
       const user = await api.get<User>(`/api/users/${byHandle(h)}`);
+      if (user.id === me.id) {
+        setAddError(notMe);
+        return;
+      }
       if (!priority.some((p) => p.id === user.id)) setPriority([...priority, { id: user.id, value: user }]);
       setHandle('');
       setDirty(true);
