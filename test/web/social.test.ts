@@ -159,6 +159,15 @@ t.test('a follower follows from the profile; a post with an image reaches their 
   // Nothing to post now: the button says so (aria-disabled) and keeps the focus it was pressed with.
   t.equal(await alicePage.$eval('.compose button[type="submit"]', (b: any) => b.getAttribute('aria-disabled')), 'true', 'not postable when empty');
   t.equal(await alicePage.evaluate(() => (globalThis as any).document.activeElement?.matches('.compose button[type="submit"]')), true, 'the focus stayed on Post');
+  // Greyed by its colours, not faded: its focus outline is as strong as any other's.
+  t.same(
+    await alicePage.$eval('.compose button[type="submit"]', (b: any) => {
+      const cs = (globalThis as any).getComputedStyle(b);
+      return [cs.opacity, cs.outlineStyle, cs.outlineWidth];
+    }),
+    ['1', 'solid', '3px'],
+    'the unavailable button shows its focus at full strength',
+  );
 
   const posts = await server.get('/api/users/@alice/posts');
   t.equal(posts.json.items.length, 1);
