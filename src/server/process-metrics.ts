@@ -1,7 +1,8 @@
 // The supervisor's own metrics beside each capability's gauges: Node.js and process metrics, the
 // build, and the writer's group commits.
-import { Counter, Gauge, collectDefaultMetrics, type Registry } from 'prom-client';
+import { Gauge, collectDefaultMetrics, type Registry } from 'prom-client';
 import { VERSION } from '../version';
+import { registryFigures } from './figures';
 
 /** How often the event loop's lag is sampled. */
 const EVENT_LOOP_SAMPLE_MS = 100;
@@ -36,16 +37,8 @@ export function processMetrics(registry: Registry): void {
  * only rise, so rate() and increase() apply.
  */
 export function groupCommitMetrics(registry: Registry, stats: Float64Array): void {
-  const total = (name: string, help: string, slot: number) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(stats[slot]);
-      },
-    });
+  const figures = registryFigures(registry);
+  const total = (name: string, help: string, slot: number) => figures.total(name, help, () => stats[slot]);
   total('perch_group_commits_total', 'Group transactions committed by the writer since start that carried requested writes.', 0);
   total('perch_group_commit_writes_total', 'Requested writes committed by the writer since start (divided by perch_group_commits_total: the mean batch).', 1);
   total('perch_writes_disk_full_total', 'Writes answered 503 because the disk was full (nothing of them was committed).', 2);
