@@ -140,7 +140,10 @@ async function main(): Promise<void> {
       await shoot(page, 'link-password', size);
       await page.goto(`${server.url}/#/links/${code}`);
       await waitInPage(page, `document.querySelector('h1').textContent === 'Link ${code}' && document.querySelector('.facts') !== null`);
-      await page.click('button.danger');
+      // Clicked in the page: the screen renders again as its chart arrives, and a handle taken
+      // before that render may be detached by the time puppeteer clicks it.
+      await page.waitForSelector('button.danger');
+      await page.$eval('button.danger', (b: any) => b.click());
       await page.waitForSelector('dialog[open]');
       await shoot(page, 'link-delete', size);
       await page.keyboard.press('Escape');
