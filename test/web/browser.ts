@@ -288,6 +288,16 @@ export async function overflowsSideways(page: Page): Promise<boolean> {
   });
 }
 
+/** Whether the focused element matches `selector`. */
+export function focused(page: Page, selector: string): Promise<boolean> {
+  return page.evaluate((sel: string) => (globalThis as any).document.activeElement?.matches(sel) ?? false, selector);
+}
+
+/** The `aria-disabled` attribute of the element `selector` finds (null without one). */
+export function ariaDisabled(page: Page, selector: string): Promise<string | null> {
+  return page.$eval(selector, (el: any) => el.getAttribute('aria-disabled'));
+}
+
 /**
  * Presses Tab until the focused element matches `selector` (at most `limit` times), as a keyboard
  * user would; answers how many presses it took, or throws.
@@ -295,8 +305,7 @@ export async function overflowsSideways(page: Page): Promise<boolean> {
 export async function tabTo(page: Page, selector: string, limit = 40): Promise<number> {
   for (let i = 1; i <= limit; i++) {
     await page.keyboard.press('Tab');
-    const found = await page.evaluate((sel: string) => (globalThis as any).document.activeElement?.matches(sel) ?? false, selector);
-    if (found) return i;
+    if (await focused(page, selector)) return i;
   }
   throw new Error(`${selector} was not reached in ${limit} presses of Tab`);
 }

@@ -17,6 +17,7 @@ import {
   clickText,
   downloaded,
   focusOutline,
+  focused,
   holdRequests,
   launchBrowser,
   newAppPage,
@@ -192,12 +193,18 @@ t.test('edit the target and the expiry, then delete after a confirm', async (t) 
   t.equal((await fetch(`${server.url}/${code}`, { redirect: 'manual' })).status, 404, 'and its short URL answers 404');
 });
 
-/** A signed-in tab in a browser context of its own (one person each), answering example.* targets. */
-async function personTab(t: Test, key: Key, viewport?: Parameters<typeof newAppPage>[1]): Promise<{ context: BrowserContext; tab: AppPage }> {
+/** A tab in a browser context of its own (its own localStorage: one person each), closed after `t`. */
+async function ownTab(t: Test, viewport?: Parameters<typeof newAppPage>[1]): Promise<{ context: BrowserContext; tab: AppPage }> {
   const context = await browser.createBrowserContext();
   t.teardown(() => context.close());
   const tab = await newAppPage(context as unknown as Browser, viewport);
   reportOnFailure(t, tab);
+  return { context, tab };
+}
+
+/** A signed-in tab in a browser context of its own (one person each), answering example.* targets. */
+async function personTab(t: Test, key: Key, viewport?: Parameters<typeof newAppPage>[1]): Promise<{ context: BrowserContext; tab: AppPage }> {
+  const { context, tab } = await ownTab(t, viewport);
   await tab.page.setUserAgent(PERSON_UA);
   await answerExampleTargets(tab.page);
   await tab.page.goto(server.url + '/');
@@ -363,16 +370,12 @@ t.test('export: all of one\'s links as CSV, saved as a file', async (t) => {
 
 t.test('download buttons keep the focus while their file is read, and ignore presses meanwhile', async (t) => {
   // A tab without answerExampleTargets: holding requests intercepts them too.
-  const context = await browser.createBrowserContext();
-  t.teardown(() => context.close());
+  const { context, tab } = await ownTab(t);
   await allowDownloads(browser, context, downloads);
-  const tab = await newAppPage(context as unknown as Browser);
-  reportOnFailure(t, tab);
   const p = tab.page;
   await p.goto(server.url + '/#/links');
   await signIn(p, bob.key);
   await p.waitForSelector('.link-row');
-  const focused = (selector: string) => p.evaluate((sel: string) => (globalThis as any).document.activeElement?.matches(sel) ?? false, selector);
   const exportJson = '.export button:nth-child(2)';
   t.equal(await textOf(p, exportJson), 'Export JSON');
   const exports = await holdRequests(p, 'GET', /^\/api\/links\/export$/);
@@ -381,13 +384,13 @@ t.test('download buttons keep the focus while their file is read, and ignore pre
   await exports.waitForHeld();
   t.equal(await textOf(p, exportJson), 'Exporting…');
   t.same(await p.$$eval('.export button', (bs: any[]) => bs.map((b) => b.getAttribute('aria-disabled'))), ['true', 'true'], 'both export buttons are busy');
-  t.equal(await focused(exportJson), true, 'the pressed one keeps the focus');
+  t.equal(await focused(p, exportJson), true, 'the pressed one keeps the focus');
   await p.keyboard.press('Enter');
   await exports.release();
   await downloaded(downloads, /^perch-links-bob\.json$/);
   await waitInPage(p, `document.querySelector(${JSON.stringify(exportJson)}).textContent === 'Export JSON'`);
   t.equal(exports.seen(), 1, 'the second press asked nothing');
-  t.equal(await focused(exportJson), true, 'the focus is still there once saved');
+  t.equal(await focused(p, exportJson), true, 'the focus is still there once saved');
 
   await p.goto(`${server.url}/#/links/Launch-2027`);
   await p.waitForSelector('img.qr-image');
@@ -398,19 +401,16 @@ t.test('download buttons keep the focus while their file is read, and ignore pre
   await p.keyboard.press('Enter');
   await qr.waitForHeld();
   t.same(await p.$$eval('.qr .actions button', (bs: any[]) => bs.map((b) => b.getAttribute('aria-disabled'))), ['true', 'true'], 'both QR downloads are busy');
-  t.equal(await focused(svg), true, 'Download SVG keeps the focus');
+  t.equal(await focused(p, svg), true, 'Download SVG keeps the focus');
   await qr.release();
   await downloaded(downloads, /^qr-Launch-2027\.svg$/);
   await waitInPage(p, `document.querySelector(${JSON.stringify(svg)}).getAttribute('aria-disabled') === null`);
-  t.equal(await focused(svg), true, 'and after the download');
+  t.equal(await focused(p, svg), true, 'and after the download');
   t.same(tab.problems, []);
 });
 
 t.test('the keyboard alone: sign in, move between screens, shorten, and open and dismiss the confirm', async (t) => {
-  const context = await browser.createBrowserContext();
-  t.teardown(() => context.close());
-  const kb = await newAppPage(context as unknown as Browser);
-  reportOnFailure(t, kb);
+  const { tab: kb } = await ownTab(t);
   const p = kb.page;
   await p.goto(server.url + '/');
   await p.waitForSelector('#api-key');
@@ -559,10 +559,7 @@ t.test('the link list pages through next_cursor as it scrolls', async (t) => {
 
 t.test('a key revoked while signed in ends the session with the server\'s message', async (t) => {
   const erin = await server.keygen('erin');
-  const context = await browser.createBrowserContext();
-  t.teardown(() => context.close());
-  const tab = await newAppPage(context as unknown as Browser);
-  reportOnFailure(t, tab);
+  const { tab } = await ownTab(t);
   const p = tab.page;
   await p.goto(server.url + '/');
   await signIn(p, erin.key);

@@ -10,7 +10,9 @@ import { allPages } from '../social/helpers';
 import {
   PHONE,
   accessibleNames,
+  ariaDisabled,
   clickText,
+  focused,
   holdRequests,
   launchBrowser,
   newAppPage,
@@ -117,9 +119,6 @@ t.test('the list fills live over /ws: a follow, then a like that a second liker 
   t.equal(await page.title(), '(2) Notifications · perch');
 });
 
-/** Whether the focused element matches `selector`. */
-const focused = (p: Page, selector: string) => p.evaluate((sel: string) => (globalThis as any).document.activeElement?.matches(sel) ?? false, selector);
-const ariaDisabled = (p: Page, selector: string) => p.$eval(selector, (b: any) => b.getAttribute('aria-disabled'));
 
 t.test('mark one read, then all; a read notification that gains an actor is unread again', async (t) => {
   const before = await rows(page);

@@ -10,7 +10,9 @@ import { startServer, type Key, type TestServer } from '../helpers/server';
 import {
   PHONE,
   accessibleNames,
+  ariaDisabled,
   clickText,
+  focused,
   launchBrowser,
   newAppPage,
   reportIfFailed,
@@ -157,8 +159,8 @@ t.test('a follower follows from the profile; a post with an image reaches their 
   await waitInPage(alicePage, `document.querySelector('.post-list article .post-text')?.textContent === ${JSON.stringify(POST_TEXT)}`);
   t.equal(await alicePage.$eval('#compose-text', (e: any) => e.value), '', 'the form is cleared');
   // Nothing to post now: the button says so (aria-disabled) and keeps the focus it was pressed with.
-  t.equal(await alicePage.$eval('.compose button[type="submit"]', (b: any) => b.getAttribute('aria-disabled')), 'true', 'not postable when empty');
-  t.equal(await alicePage.evaluate(() => (globalThis as any).document.activeElement?.matches('.compose button[type="submit"]')), true, 'the focus stayed on Post');
+  t.equal(await ariaDisabled(alicePage, '.compose button[type="submit"]'), 'true', 'not postable when empty');
+  t.equal(await focused(alicePage, '.compose button[type="submit"]'), true, 'the focus stayed on Post');
   // Greyed by its colours, not faded: its focus outline is as strong as any other's.
   t.same(
     await alicePage.$eval('.compose button[type="submit"]', (b: any) => {
@@ -296,20 +298,20 @@ t.test('the counter counts as the server does: code points after NFC', async (t)
   const atLimit = 'a'.repeat(279) + 'e\u0301';
   await setValue(alicePage, '#compose-text', atLimit);
   t.equal(await textOf(alicePage, '#compose-count'), '0 characters left');
-  t.equal(await alicePage.$eval('.compose button[type="submit"]', (b: any) => b.getAttribute('aria-disabled')), null, 'postable');
+  t.equal(await ariaDisabled(alicePage, '.compose button[type="submit"]'), null, 'postable');
   t.equal((await server.post('/api/posts', { key: carol.key, json: { text: atLimit } })).status, 201, 'and the server takes it');
 
   const over = atLimit + '😀';
   await setValue(alicePage, '#compose-text', over);
   t.equal(await textOf(alicePage, '#compose-count'), '1 character over the limit');
-  t.equal(await alicePage.$eval('.compose button[type="submit"]', (b: any) => b.getAttribute('aria-disabled')), 'true', 'not postable');
+  t.equal(await ariaDisabled(alicePage, '.compose button[type="submit"]'), 'true', 'not postable');
   t.equal(await alicePage.$eval('#compose-text', (e: any) => e.getAttribute('aria-invalid')), 'true');
   t.equal((await server.post('/api/posts', { key: carol.key, json: { text: over } })).status, 400, 'the server refuses it too');
 
   await setValue(alicePage, '#compose-text', ' \u3000\n');
-  t.equal(await alicePage.$eval('.compose button[type="submit"]', (b: any) => b.getAttribute('aria-disabled')), 'true', 'white space only is not postable');
+  t.equal(await ariaDisabled(alicePage, '.compose button[type="submit"]'), 'true', 'white space only is not postable');
   await setValue(alicePage, '#compose-text', '\u3164\u2800');
-  t.equal(await alicePage.$eval('.compose button[type="submit"]', (b: any) => b.getAttribute('aria-disabled')), 'true', 'nor characters that show nothing');
+  t.equal(await ariaDisabled(alicePage, '.compose button[type="submit"]'), 'true', 'nor characters that show nothing');
   t.equal((await server.post('/api/posts', { key: carol.key, json: { text: ' \u3000\n' } })).status, 400);
   await setValue(alicePage, '#compose-text', '');
 });
