@@ -255,8 +255,7 @@ export function openRoot(path: string): RootDatabase {
  * and `besideServer` that a server runs on its data directory now. Beside a server the child's
  * read of every entry is left out: that server checked the environment as it started and has
  * read and written it since, and what leaves damage (a power cut, a crash of the machine) would
- * have stopped it. The checks in the process still run, and find what the other checks find of
- * damage made while it runs (a file overwritten by hand, say) where they can.
+ * have stopped it. The checks in the process (the header, every page) still run.
  */
 function openChecked(path: string, repair: boolean, besideServer: boolean): { root: RootDatabase } | { problem: string } {
   const header = fileProblem(path, repair);
