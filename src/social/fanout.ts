@@ -177,14 +177,19 @@ export function firstWindow(social: SocialStore, userId: string, cap: number, ce
   }
   const each = Math.min(cap + 1, Math.max(FIRST_WINDOW_IDS_PER_AUTHOR, Math.floor(FIRST_WINDOW_IDS / authors.length)));
   const first = Math.min(each, Math.max(FIRST_WINDOW_IDS_PER_AUTHOR, Math.ceil((FIRST_READ_SHARE * (cap + 1)) / authors.length)));
-  const lists = authors.map(([authorId, since]) => social.authorIdsBetween(authorId, since, TOP, first));
+  const lists = social.idsOfAuthorsBetween(
+    authors.map(([authorId, since]) => [authorId, since, TOP] as const),
+    first,
+  );
   let window = mergeAbove(lists, first, cap);
   if (window.ids.length <= cap && first < each && lists.some((ids) => ids.length === first)) {
     // Short of a full window above what the first step vouches for: read on below the cut lists.
-    authors.forEach(([authorId, since], i) => {
-      const ids = lists[i];
-      if (ids.length === first) lists[i] = ids.concat(social.authorIdsBetween(authorId, since, ids[first - 1], each - first));
-    });
+    const cut = lists.flatMap((ids, i) => (ids.length === first ? [i] : []));
+    const more = social.idsOfAuthorsBetween(
+      cut.map((i) => [authors[i][0], authors[i][1], lists[i][first - 1]] as const),
+      each - first,
+    );
+    cut.forEach((i, k) => (lists[i] = lists[i].concat(more[k])));
     window = mergeAbove(lists, each, cap);
   }
   const { ids } = window;

@@ -111,14 +111,22 @@ function authorPostIds(before: string, after?: string): string {
     WHERE e.seq > ${FILING_POSITION} AND e.type = 'post_created' AND e.actor_id = @author`;
 }
 
+/** Ids newest first, as a sort comparator. */
+function newestFirst(a: bigint, b: bigint): number {
+  return a > b ? -1 : a < b ? 1 : 0;
+}
+
 export class SocialStore {
   private readonly s: Record<string, Statement>;
+  /** Runs a function in one read transaction (deferred): its reads share one snapshot. */
+  private readonly inSnapshot: (fn: () => unknown) => unknown;
   /** insertPlainPosts's statement and value arrays, by row count. */
   private readonly plainInserts = new Map<number, PlainInsert>();
   private readonly outbox: OutboxStore;
 
   constructor(readonly db: Sqlite) {
     this.outbox = outboxOf(db);
+    this.inSnapshot = db.transaction((fn: () => unknown) => fn());
     const q = (sql: string) => db.prepare(sql);
     this.s = {
       insertPost: q(`INSERT INTO ${POST_INSERT} VALUES ${ROW}`),
@@ -143,6 +151,20 @@ export class SocialStore {
         `SELECT CAST(p.id AS TEXT) AS id FROM posts p WHERE p.id IN (${authorPostIds('@before', '@after')})
          AND p.id > @after AND p.id < @before AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT @limit`,
       ),
+      filedIdsBetween: q(
+        `SELECT a.id FROM author_posts a JOIN posts f ON f.id = a.id
+         WHERE a.author_id = @author AND a.id > @after AND a.id < @before AND f.deleted_at IS NULL ORDER BY a.id DESC LIMIT @limit`,
+      )
+        .pluck()
+        .safeIntegers(true),
+      // The authors come as one JSON array, so the list of the filter is built once per call.
+      unfiledOf: q(
+        `SELECT e.actor_id, p.id FROM events e JOIN posts p ON p.id = CAST(e.post_id AS INTEGER)
+         WHERE e.seq > ${FILING_POSITION} AND e.type = 'post_created' AND e.actor_id IN (SELECT value FROM json_each(?))
+           AND p.deleted_at IS NULL`,
+      )
+        .raw()
+        .safeIntegers(true),
       countPosts: q('SELECT COUNT(*) FROM posts WHERE deleted_at IS NULL').pluck(),
       countFollows: q('SELECT COUNT(*) FROM follows').pluck(),
       countLikes: q('SELECT COUNT(*) FROM likes').pluck(),
@@ -300,6 +322,35 @@ export class SocialStore {
   authorIdsBetween(authorId: string, after: bigint, before: bigint, limit: number): bigint[] {
     const rows = this.s.authorIdsBetween.all({ author: authorId, after, before, limit }) as Array<{ id: string }>;
     return rows.map((r) => BigInt(r.id));
+  }
+
+  /**
+   * authorIdsBetween for several ranges of authors' posts at once: one list per range, in the
+   * order given. The posts not filed under their authors yet are read from the
+   * outbox in one pass for all of them, where authorIdsBetween reads that tail once per author (it
+   * is up to a filing's worth of events under a post load). Filed and unfiled parts are read in one
+   * transaction, so both come from the snapshot in which a filing and its position were committed
+   * together.
+   */
+  idsOfAuthorsBetween(ranges: ReadonlyArray<readonly [authorId: string, after: bigint, before: bigint]>, limit: number): bigint[][] {
+    if (ranges.length === 0) return [];
+    return this.inSnapshot(() => {
+      const unfiled = new Map<string, bigint[]>();
+      const rows = this.s.unfiledOf.all(JSON.stringify(ranges.map((r) => r[0]))) as Array<[string, bigint]>;
+      for (const [authorId, id] of rows) {
+        const list = unfiled.get(authorId);
+        if (list) list.push(id);
+        else unfiled.set(authorId, [id]);
+      }
+      return ranges.map(([authorId, after, before]) => {
+        const filed = this.s.filedIdsBetween.all({ author: authorId, after, before, limit }) as bigint[];
+        const fresh = unfiled.get(authorId)?.filter((id) => id > after && id < before);
+        if (!fresh || fresh.length === 0) return filed;
+        // The two parts never overlap in one snapshot, but an unfiled id need not be newer than
+        // every filed one: ids are minted before their posts commit, not in commit order.
+        return fresh.concat(filed).sort(newestFirst).slice(0, limit);
+      });
+    }) as bigint[][];
   }
 
   /**

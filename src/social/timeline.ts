@@ -317,9 +317,12 @@ export class HomeTimelineReader {
         const lists: bigint[][] = [idsBelow(window, upper, fetch)];
         const fresh = unfanned.newestFollowed(followees, floor, upper, fetch);
         if (fresh.length > 0) lists.push(fresh);
-        for (const c of celebrities) {
-          const f = followees.get(c)!;
-          lists.push(this.store.authorIdsBetween(c, f.since > floor ? f.since : floor, upper, fetch));
+        if (celebrities.length > 0) {
+          const ranges = celebrities.map((c) => {
+            const since = followees.get(c)!.since;
+            return [c, since > floor ? since : floor, upper] as const;
+          });
+          lists.push(...this.store.idsOfAuthorsBetween(ranges, fetch));
         }
         const step = mergeNewestFirst(lists, fetch);
         this.collect(step, followees, out, want, now);
@@ -330,8 +333,10 @@ export class HomeTimelineReader {
     if (out.length < want && upper > 1n) {
       // From the durable store: each followed author's posts since the follow, and one's own.
       const need = want - out.length;
-      const lists: bigint[][] = [];
-      for (const [authorId, f] of followees) lists.push(this.store.authorIdsBetween(authorId, f.since, upper, need));
+      const lists = this.store.idsOfAuthorsBetween(
+        Array.from(followees, ([authorId, f]) => [authorId, f.since, upper] as const),
+        need,
+      );
       this.collect(mergeNewestFirst(lists, need), followees, out, want, now);
     }
     const items = out.slice(0, limit);

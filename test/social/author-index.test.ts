@@ -58,6 +58,11 @@ t.test('posts are listed under their author before and after filing, the same', 
   t.same(store.authorIdsBetween(ALICE, 14n, 1000n, 50), [18n, 16n, 15n]);
   t.same(store.authorIdsBetween(ALICE, 11n, 16n, 2), [15n, 14n], 'both bounds and the limit');
   t.same(store.authorIdsBetween(ALICE, 16n, 18n, 50), [], 'the deleted post between them is not listed');
+  // Several ranges at once: the same lists, one per range, in the order given.
+  const ranges = [[ALICE, 14n, 1000n], [BOB, 0n, 1000n], [ALICE, 11n, 16n], [ALICE, 16n, 18n], ['1003', 0n, 1000n]] as const;
+  t.same(store.idsOfAuthorsBetween(ranges, 2), [[18n, 16n], [22n, 21n], [15n, 14n], [], []], 'ranges at once, each to the limit');
+  t.same(store.idsOfAuthorsBetween(ranges, 50), [[18n, 16n, 15n], [22n, 21n, 20n], [15n, 14n, 12n], [], []]);
+  t.same(store.idsOfAuthorsBetween([], 50), []);
 
   const before = { page: ids(store.authorPage(ALICE, 1000n, 50)), between: store.authorIdsBetween(ALICE, 0n, 1000n, 50) };
   // The deletions' events are filed past too: only post_created events add rows.
@@ -66,6 +71,13 @@ t.test('posts are listed under their author before and after filing, the same', 
   t.same(pluck(db, 'SELECT COUNT(*) FROM author_posts'), [12]);
   t.same({ page: ids(store.authorPage(ALICE, 1000n, 50)), between: store.authorIdsBetween(ALICE, 0n, 1000n, 50) }, before, 'filing changes no answer');
   t.same(ids(store.authorPage(ALICE, 1000n, 50)), ['18', '16', '15', '14', '12', '11', '10']);
+  t.same(store.idsOfAuthorsBetween(ranges, 50), [[18n, 16n, 15n], [22n, 21n, 20n], [15n, 14n, 12n], [], []], 'filed: the same lists');
+
+  // Ids are minted before their posts commit: an unfiled post may be older than filed ones.
+  t.ok(group.commit([['createPost', post(9, ALICE)], ['createPost', post(19, ALICE)]]).every((o) => o.ok));
+  t.same(store.idsOfAuthorsBetween([[ALICE, 0n, 1000n]], 50), [[19n, 18n, 16n, 15n, 14n, 12n, 11n, 10n, 9n]], 'merged in order');
+  t.same(store.idsOfAuthorsBetween([[ALICE, 0n, 1000n], [ALICE, 8n, 12n]], 3), [[19n, 18n, 16n], [11n, 10n, 9n]]);
+  t.same(store.idsOfAuthorsBetween([[ALICE, 0n, 1000n]], 50), [store.authorIdsBetween(ALICE, 0n, 1000n, 50)], 'as one author read alone');
 });
 
 t.test('the migration files the posts of a store made before it, and drops the old index', async (t) => {
