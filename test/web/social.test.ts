@@ -358,6 +358,10 @@ t.test('endless scrolling loads the next page as the end comes into view', async
   const deletes = await accessibleNames(page, '.post-list article button.delete-post');
   t.equal(new Set(deletes).size, 25, 'every Delete button too');
   t.equal(deletes[0], "Delete your post “carol's post number 24”");
+  // And each post itself: by whom, when and how it begins, not the author's handle alone.
+  const posts = await accessibleNames(page, '.post-list article');
+  t.equal(new Set(posts).size, 25, 'every post has a name of its own');
+  t.match(posts[0], /^@carol, .*\d.*, “carol's post number 24”$/, 'author, time, beginning');
 });
 
 t.test('the phone-width layout (360 x 740)', async (t) => {

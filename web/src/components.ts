@@ -164,12 +164,15 @@ export function PostCard({ post, onChange, onRemoved, inThread = false }: { post
   const [error, setError] = useState<unknown>(null);
   const [confirming, setConfirming] = useState(false);
   const handle = post.author?.handle;
-  const titleId = `post-${post.id}-by`;
+  const author = handle ? '@' + handle : `user ${post.author_id}`;
   const mine = !!me && me.id === post.author_id;
   // Every post has these controls: each one's name says which post it acts on (whose, and how it
   // begins), so a list of buttons or links read out of context tells them apart.
   const quote = `“${excerpt(post.text, 40)}”`;
-  const whose = mine ? `your post ${quote}` : `${handle ? '@' + handle : `user ${post.author_id}`}'s post ${quote}`;
+  const whose = mine ? `your post ${quote}` : `${author}'s post ${quote}`;
+  // The post itself is named by its author, time and beginning: named by the author alone, every
+  // post of a profile had the same name in a screen reader's list of articles.
+  const name = `${author}, ${formatDateTime(post.created_at)}, ${quote}`;
   // Like is a toggle: its name and its text stay the same and aria-pressed says whether the post
   // is liked (a name turning into "Liked" or "Unlike" would say the state twice, or contradict it).
 
@@ -206,11 +209,9 @@ export function PostCard({ post, onChange, onRemoved, inThread = false }: { post
     }
   }
 
-  return html`<article class="post" aria-labelledby=${titleId} data-post-id=${post.id}>
+  return html`<article class="post" aria-label=${name} data-post-id=${post.id}>
     <header class="post-head">
-      <span id=${titleId}>
-        ${handle ? html`<a href=${href('/users/' + handle)} class="handle">@${handle}</a>` : html`<span class="handle">user ${post.author_id}</span>`}
-      </span>
+      ${handle ? html`<a href=${href('/users/' + handle)} class="handle">@${handle}</a>` : html`<span class="handle">user ${post.author_id}</span>`}
       <a href=${href('/posts/' + post.id)} class="post-time"><time datetime=${post.created_at}>${formatDateTime(post.created_at)}</time></a>
     </header>
     ${post.reply_to && !inThread ? html`<p class="muted small reply-to">Replying to <a href=${href('/posts/' + post.reply_to)}>a post</a></p>` : null}
