@@ -14,6 +14,7 @@ import {
   PHONE,
   allowDownloads,
   answerExampleTargets,
+  answerOnce,
   clickText,
   downloaded,
   focusOutline,
@@ -102,6 +103,30 @@ t.test('sign in: a wrong key shows the server\'s 401 message; the right one is k
   await page.reload();
   await page.waitForSelector('nav[aria-label="Main"]');
   t.pass('a reload stays signed in');
+
+  // The key cannot be checked at start: Try again only when the failure may pass (a 503); signing
+  // in with another key is offered whatever it was.
+  const startButtons = () => page.$$eval('.screen .actions button', (bs: any[]) => bs.map((b) => b.textContent.trim()));
+  let failure = await answerOnce(page, 'GET', /^\/api\/me$/, { status: 503, json: { error: 'unavailable', message: 'perch is starting.' } });
+  await page.reload();
+  await failure.answered;
+  await page.waitForSelector('.screen .error');
+  t.equal(await textOf(page, '.screen .error'), 'perch is starting.');
+  t.same(await startButtons(), ['Try again', 'Sign in with another key'], 'a 503 may pass: Try again first');
+  await clickText(page, '.screen .actions button', 'Try again');
+  await page.waitForSelector('nav[aria-label="Main"]');
+  t.equal(await page.evaluate(() => (globalThis as any).localStorage.getItem('perch.api_key')), alice.key, 'tried again: signed in with the key kept');
+  failure = await answerOnce(page, 'GET', /^\/api\/me$/, { status: 403, json: { error: 'forbidden', message: 'Not allowed from here.' } });
+  await page.reload();
+  await failure.answered;
+  await page.waitForSelector('.screen .error');
+  t.same(await startButtons(), ['Sign in with another key'], 'a refusal would come again: no Try again');
+  await clickText(page, '.screen .actions button', 'Sign in with another key');
+  await page.waitForSelector('#api-key');
+  t.equal(await activeId(), 'api-key', 'the sign-in screen, its key field focused');
+  t.equal(await page.evaluate(() => (globalThis as any).localStorage.getItem('perch.api_key')), null, 'the stored key is forgotten');
+  await signIn(page, alice.key);
+  await page.waitForSelector('nav[aria-label="Main"]');
 
   await clickText(page, 'button', 'Sign out');
   await page.waitForSelector('#api-key');

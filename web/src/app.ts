@@ -2,7 +2,7 @@
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { describeError } from './api';
+import { describeError, retryable } from './api';
 import { LiveRegion, ScreenTitle, announce } from './components';
 import { features, type Features } from './features';
 import { resetFollowing } from './following';
@@ -152,7 +152,7 @@ export function App() {
     }
     // Moving to another screen moves focus to its heading, so a screen reader starts there.
     if (!first) document.querySelector<HTMLElement>('main h1')?.focus();
-  }, [screenPath, signedIn, starting]);
+  }, [screenPath, signedIn, starting, startError]);
 
   async function doSignOut() {
     // Push to this browser is for the person signed in: stop it while the key still works.
@@ -186,10 +186,20 @@ export function App() {
   let content: VNode;
   if (starting) content = html`<p class="muted" role="status">Loading…</p>`;
   else if (startError) {
+    // Trying again helps only when the failure may pass (the network, the server, a rate
+    // limit); any other answer to the stored key would come again, so signing in with another
+    // key is offered instead, and beside Try again too.
+    const again = retryable(startError);
     content = html`<div class="screen">
       <${ScreenTitle}>perch</${ScreenTitle}>
       <p class="error" role="alert">${describeError(startError)}</p>
-      <button type="button" onClick=${() => window.location.reload()}>Try again</button>
+      <p class="actions">
+        ${again ? html`<button type="button" onClick=${() => window.location.reload()}>Try again</button>` : null}
+        <button type="button" class=${again ? 'secondary' : undefined} onClick=${() => {
+          signOut();
+          setStartError(null);
+        }}>Sign in with another key</button>
+      </p>
     </div>`;
   }
   else if (!signedIn) content = html`<${SignIn} />`;
