@@ -106,21 +106,20 @@ t.test('sign in: a wrong key shows the server\'s 401 message; the right one is k
 
   // The key cannot be checked at start: Try again only when the failure may pass (a 503); signing
   // in with another key is offered whatever it was.
-  const startButtons = () => page.$$eval('.screen .actions button', (bs: any[]) => bs.map((b) => b.textContent.trim()));
-  let failure = await answerOnce(page, 'GET', /^\/api\/me$/, { status: 503, json: { error: 'unavailable', message: 'perch is starting.' } });
-  await page.reload();
-  await failure.answered;
-  await page.waitForSelector('.screen .error');
+  /** Reloads with GET /api/me answered `status` once; the start-up error's buttons. */
+  const startFailing = async (status: number, error: string, message: string) => {
+    const failure = await answerOnce(page, 'GET', /^\/api\/me$/, { status, json: { error, message } });
+    await page.reload();
+    await failure.answered;
+    await page.waitForSelector('.screen .error');
+    return page.$$eval('.screen .actions button', (bs: any[]) => bs.map((b) => b.textContent.trim()));
+  };
+  t.same(await startFailing(503, 'unavailable', 'perch is starting.'), ['Try again', 'Sign in with another key'], 'a 503 may pass: Try again first');
   t.equal(await textOf(page, '.screen .error'), 'perch is starting.');
-  t.same(await startButtons(), ['Try again', 'Sign in with another key'], 'a 503 may pass: Try again first');
   await clickText(page, '.screen .actions button', 'Try again');
   await page.waitForSelector('nav[aria-label="Main"]');
   t.equal(await page.evaluate(() => (globalThis as any).localStorage.getItem('perch.api_key')), alice.key, 'tried again: signed in with the key kept');
-  failure = await answerOnce(page, 'GET', /^\/api\/me$/, { status: 403, json: { error: 'forbidden', message: 'Not allowed from here.' } });
-  await page.reload();
-  await failure.answered;
-  await page.waitForSelector('.screen .error');
-  t.same(await startButtons(), ['Sign in with another key'], 'a refusal would come again: no Try again');
+  t.same(await startFailing(403, 'forbidden', 'Not allowed from here.'), ['Sign in with another key'], 'a refusal would come again: no Try again');
   await clickText(page, '.screen .actions button', 'Sign in with another key');
   await page.waitForSelector('#api-key');
   t.equal(await activeId(), 'api-key', 'the sign-in screen, its key field focused');
