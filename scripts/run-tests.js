@@ -3,6 +3,8 @@
 // HTTP threads per server, and ends with one summary line: "N passed, M failed". The two runs go
 // side by side because end-to-end tests spend most of their time waiting on servers they booted:
 // one run alone leaves the cores idle half of the time. Each run's output is printed whole, in turn.
+// An end-to-end test of commands alone, which boots no server (test/helpers/command-test.ts), does
+// the same work whatever the thread count: it runs in the first run only.
 'use strict';
 const { spawn, spawnSync } = require('node:child_process');
 const { existsSync, readdirSync } = require('node:fs');

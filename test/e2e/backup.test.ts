@@ -5,6 +5,7 @@ import t from 'tap';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, startServer, tempDataDir, type Key, type TestServer } from '../helpers/server';
+import { commandTest } from '../helpers/command-test';
 import { createPost } from '../social/helpers';
 
 const dirs: string[] = [];
@@ -215,7 +216,7 @@ t.test('a quiet backup restores timelines, profiles and link lists exactly; the 
   t.equal(created.status, 201, 'the code pool was filled again');
 });
 
-t.test('refusals: nothing is touched', async (t) => {
+commandTest('refusals: nothing is touched', async (t) => {
   const d = dir();
   t.equal((await runCli(['keygen', '--user', 'alice', '--data', d])).code, 0);
   const missing = join(dir(), 'none');

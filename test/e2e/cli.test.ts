@@ -3,6 +3,7 @@ import t from 'tap';
 import { existsSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, startServer, tempDataDir, testThreads } from '../helpers/server';
+import { commandTest } from '../helpers/command-test';
 
 const dirs: string[] = [];
 function dir(): string {
@@ -12,7 +13,7 @@ function dir(): string {
 }
 t.teardown(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-t.test('--help works everywhere and exits 0', async (t) => {
+commandTest('--help works everywhere and exits 0', async (t) => {
   for (const args of [['--help'], ['serve', '--help'], ['keygen', '--help'], ['keys', 'list', '--help'], ['migrate', '--help'], ['status', '--help']]) {
     const r = await runCli(args);
     t.equal(r.code, 0, args.join(' '));
@@ -20,7 +21,7 @@ t.test('--help works everywhere and exits 0', async (t) => {
   }
 });
 
-t.test('a bad flag or value prints one line and exits 2', async (t) => {
+commandTest('a bad flag or value prints one line and exits 2', async (t) => {
   for (const args of [['serve', '--bogus'], ['serve', '--port', 'eighty'], ['serve', '--port', '70000'], ['serve', '--threads', '0'], ['nosuchcommand'], ['keygen'], ['keygen', '--user', 'bad handle!'], ['keygen', '--user', 'x'.repeat(31)], ['bench', 'nosuchscenario']]) {
     const r = await runCli([...args, '--data', dir()]);
     t.equal(r.code, 2, `${args.join(' ')} exits 2`);
@@ -30,7 +31,7 @@ t.test('a bad flag or value prints one line and exits 2', async (t) => {
   }
 });
 
-t.test('config errors stop the server with one line naming the key, exit 2', async (t) => {
+commandTest('config errors stop the server with one line naming the key, exit 2', async (t) => {
   const d = dir();
   const cases: Array<[Record<string, unknown>, RegExp]> = [
     [{ server: { colour: 'blue' } }, /unknown configuration key server\.colour/],
@@ -87,7 +88,7 @@ t.test('refuses to start on a taken port, with one line', async (t) => {
   t.equal((await first.get('/healthz')).status, 200, 'the first server is unaffected');
 });
 
-t.test('refuses an unusable data dir, with one line', async (t) => {
+commandTest('refuses an unusable data dir, with one line', async (t) => {
   const d = dir();
   const file = join(d, 'a-file');
   writeFileSync(file, 'not a directory');
@@ -96,7 +97,7 @@ t.test('refuses an unusable data dir, with one line', async (t) => {
   t.match(r.stderr.trim(), /^perch: data directory .*a-file is not usable: E[A-Z]+$/);
 });
 
-t.test("a command that SQLite fails names SQLite's code, with one line", async (t) => {
+commandTest("a command that SQLite fails names SQLite's code, with one line", async (t) => {
   const d = dir();
   const garbage = Buffer.alloc(8192);
   for (let i = 0; i < garbage.length; i++) garbage[i] = (i * 7919 + 13) % 251;
@@ -111,14 +112,14 @@ t.test("a command that SQLite fails names SQLite's code, with one line", async (
   t.equal(serve.stderr, `perch: cannot open the database in ${d}: file is not a database (SQLITE_NOTADB)\n`, 'serve names the code too');
 });
 
-t.test('refuses to run on the uWS JavaScript fallback', async (t) => {
+commandTest('refuses to run on the uWS JavaScript fallback', async (t) => {
   const r = await runCli(['serve', '--port', '0', '--data', dir()], { UWS_USE_FALLBACK: '1' });
   t.equal(r.code, 1);
   t.match(r.stderr, /native binary/);
   t.equal(r.stderr.trim().split('\n').filter((l) => l.startsWith('perch:')).length, 1);
 });
 
-t.test('migrate is idempotent and says what it applied', async (t) => {
+commandTest('migrate is idempotent and says what it applied', async (t) => {
   const d = dir();
   const first = await runCli(['migrate', '--data', d]);
   t.equal(first.code, 0);
@@ -128,7 +129,7 @@ t.test('migrate is idempotent and says what it applied', async (t) => {
   t.match(second.stdout, /^nothing to apply; schema is at version \d+$/m);
 });
 
-t.test('keygen: --json shape, case-insensitive handles, keys list never shows keys', async (t) => {
+commandTest('keygen: --json shape, case-insensitive handles, keys list never shows keys', async (t) => {
   const d = dir();
   const a = await runCli(['keygen', '--user', 'Bob_1', '--json', '--data', d]);
   t.equal(a.code, 0);
@@ -218,7 +219,7 @@ t.test('SIGTERM stops the server cleanly with exit 0 and frees the leases', asyn
   t.equal(await sigint.stop('SIGINT'), 0, 'SIGINT too');
 });
 
-t.test('commands that read a store do not make one where --data points at nothing', async (t) => {
+commandTest('commands that read a store do not make one where --data points at nothing', async (t) => {
   const missing = join(dir(), 'not-here');
   for (const args of [['status'], ['status', '--json'], ['keys', 'list'], ['keys', 'revoke', 'key_x'], ['flags', 'list'], ['flags', 'clear', 'bob']]) {
     const r = await runCli([...args, '--data', missing]);

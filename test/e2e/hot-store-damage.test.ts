@@ -5,6 +5,7 @@ import t, { type Test } from 'tap';
 import { cpSync, openSync, readFileSync, readdirSync, rmSync, writeSync, closeSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, startServer, tempDataDir, type Key, type TestServer } from '../helpers/server';
+import { commandTest } from '../helpers/command-test';
 import { create, shorten, waitFor } from './links-helpers';
 import { serverLockHolder } from '../helpers/lock-holder';
 import { serverRunsOn } from '../../src/store/server-lock';
@@ -180,7 +181,7 @@ for (const name of Object.keys(DAMAGES)) {
   });
 }
 
-t.test('beside a running server, a command or a second server leaves a damaged store in place and says why', async (t) => {
+commandTest('beside a running server, a command or a second server leaves a damaged store in place and says why', async (t) => {
   const dir = damaged('zeroed header');
   const server = serverLockHolder(dir);
   await server.held;
@@ -200,7 +201,7 @@ t.test('beside a running server, a command or a second server leaves a damaged s
   t.equal(movedAside(dir).length, 1);
 });
 
-t.test('beside a running server, the checks in the process still find a damaged page', async (t) => {
+commandTest('beside a running server, the checks in the process still find a damaged page', async (t) => {
   // A command beside a server leaves out the child's read of every entry (docs/architecture.md,
   // "A damaged hot store"); the page check finds this damage in the file's bytes all the same.
   const dir = damaged('random bytes over the main root page');

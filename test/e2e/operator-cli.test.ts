@@ -9,6 +9,7 @@ import { hashApiKey, newApiKey, newKeyId } from '../../src/core/api-key';
 import { openSqlite } from '../../src/store/sqlite';
 import { VERSION } from '../../src/version';
 import { PERCH, ROOT, cleanEnv, runCli, startServer, tempDataDir, untraced } from '../helpers/server';
+import { commandTest } from '../helpers/command-test';
 
 const dirs: string[] = [];
 function dir(): string {
@@ -126,7 +127,7 @@ function pipeline(perchArgs: string[], into: string): Promise<{ status: number; 
   });
 }
 
-t.test('output into a closed pipe ends quietly with exit 0 (perch status | head -1)', async (t) => {
+commandTest('output into a closed pipe ends quietly with exit 0 (perch status | head -1)', async (t) => {
   const d = dir();
   const made = await runCli(['keygen', '--user', 'alice', '--json', '--data', d]);
   const alice = JSON.parse(made.stdout);
@@ -156,7 +157,7 @@ t.test('output into a closed pipe ends quietly with exit 0 (perch status | head 
   t.ok(full.stdout.length > 128 * 1024, `the whole list is ${full.stdout.length} bytes: more than a pipe's buffer (64 KiB)`);
 });
 
-t.test('perch --version prints the version, and help names the new commands', async (t) => {
+commandTest('perch --version prints the version, and help names the new commands', async (t) => {
   const v = await runCli(['--version']);
   t.equal(v.code, 0);
   t.equal(v.stdout, `${VERSION}\n`);
@@ -173,7 +174,7 @@ t.test('perch --version prints the version, and help names the new commands', as
   t.equal(missing.stderr.trim().split('\n').length, 1);
 });
 
-t.test('another Node.js: serve says perch needs Node 20; engines says so too', async (t) => {
+commandTest('another Node.js: serve says perch needs Node 20; engines says so too', async (t) => {
   const preload = join(ROOT, 'dist', 'test', 'fixtures', 'other-node.js');
   const r = await runCli(['serve', '--port', '0', '--data', dir()], { NODE_OPTIONS: `--require ${preload}` });
   t.equal(r.code, 1);

@@ -295,7 +295,24 @@ function reportUnexpectedExit(server: TestServer, code: number | null, signal: N
   process.stdout.write(lines.join('\n') + '\n');
 }
 
+/** Command tests running now (helpers/command-test.ts): none of them may boot a server. */
+let commandTestsRunning = 0;
+
+/** Runs `fn`, in which startServer refuses to boot a server (a command test's body). */
+export async function withoutServers(fn: () => Promise<void>): Promise<void> {
+  commandTestsRunning++;
+  try {
+    await fn();
+  } finally {
+    commandTestsRunning--;
+  }
+}
+
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
+  if (commandTestsRunning > 0) {
+    // Such a test runs in one pass only: a server in it would never be tested at two threads.
+    throw new Error('a command test boots no server: declare this one with t.test, so that it runs at two HTTP threads too');
+  }
   const ownsDir = !opts.dataDir;
   const dataDir = opts.dataDir ?? tempDataDir();
   const args = [PERCH, 'serve', '--port', String(opts.port ?? 0), '--data', dataDir];
