@@ -1,18 +1,30 @@
 #!/usr/bin/env node
-// Runs the compiled test suite with tap and, at the same time, the end-to-end suite again with two
-// HTTP threads per server, and ends with one summary line: "N passed, M failed". The two runs go
-// side by side because end-to-end tests spend most of their time waiting on servers they booted:
-// one run alone leaves the cores idle half of the time. Each run's output is printed whole, in turn.
-// An end-to-end test of commands alone, which boots no server (test/helpers/command-test.ts), does
-// the same work whatever the thread count: it runs in the first run only.
+// Runs the compiled test suite and, at the same time, the end-to-end suite again with two HTTP
+// threads per server, and ends with one summary line: "N passed, M failed". The two runs go side by
+// side because end-to-end tests spend most of their time waiting on servers they booted: one run
+// alone leaves the cores idle half of the time. An end-to-end test of commands alone, which boots no
+// server (test/helpers/command-test.ts), does the same work whatever the thread count: it runs in
+// the first run only.
+//
+// Each test file is a tap test run as a plain Node.js process, several at once; its output is TAP,
+// which ends with tap's count of its assertions ("# { total: 26, pass: 25, fail: 1 }"). A file that
+// passes is one line here; a file that fails, or ends without that count (a crash, a timeout), is
+// shown whole. Why not tap's own runner: it loads a module of its own into every test process (for
+// coverage, which the suite does not collect), about a third of a second of CPU each, and the
+// suite starts a few hundred of them on a machine whose cores the suite already keeps busy.
 'use strict';
 const { spawn, spawnSync } = require('node:child_process');
-const { existsSync, readdirSync } = require('node:fs');
+const { existsSync, readFileSync, readdirSync } = require('node:fs');
 const path = require('node:path');
 const { availableParallelism } = require('node:os');
 
 const root = path.join(__dirname, '..');
 const tap = path.join(root, 'node_modules', '.bin', 'tap');
+
+/** How long a test file may run, in seconds: tap's own timeout inside it (TAP_TIMEOUT). */
+const TIMEOUT_S = 180;
+/** Past its own timeout, a file that has not ended (a hang outside tap's reach) is killed. */
+const KILL_AFTER_MS = (TIMEOUT_S + 30) * 1000;
 
 /**
  * Every *.test.js under dist/test whose TypeScript source still exists, relative to the project
@@ -29,32 +41,92 @@ function testFiles(dir) {
 }
 
 /**
- * Test files each run runs at once: as many as there are cores. tap's own default leaves one core
- * free (one file at a time on two cores); with the two runs side by side that still left the cores
- * partly idle while the end-to-end tests wait on the servers they booted.
+ * Test files each run runs at once: as many as there are cores. With the two runs side by side the
+ * cores stay busy while the end-to-end tests wait on the servers they booted.
  */
 const JOBS = availableParallelism();
 
-function runTap(label, testFiles, env) {
-  if (testFiles.length === 0) return Promise.resolve({ pass: 0, fail: 0, output: '' });
+/** tap's count at the end of a file's output: "# { total: 26, pass: 25, fail: 1, skip: 2 }". */
+function counts(output) {
+  const all = [...output.matchAll(/^#\s*\{\s*total:\s*\d+[^}]*\}\s*$/gm)];
+  if (all.length === 0) return null;
+  const m = all[all.length - 1][0];
+  const get = (k) => Number((new RegExp(`\\b${k}:\\s*(\\d+)`).exec(m) || [])[1] || 0);
+  return { pass: get('pass'), fail: get('fail'), skip: get('skip') };
+}
+
+/** Runs one test file; resolves with its counts, whether it failed, and its output. */
+function runFile(file, env) {
   return new Promise((resolve) => {
-    const child = spawn(tap, ['--disable-coverage', '--timeout=180', '--reporter=terse', `--jobs=${JOBS}`, ...testFiles], {
+    const started = Date.now();
+    const child = spawn(process.execPath, ['--enable-source-maps', file], {
       cwd: root,
-      env: { ...process.env, ...env },
+      env: { ...process.env, ...env, TAP_TIMEOUT: String(TIMEOUT_S) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const chunks = [];
     child.stdout.on('data', (c) => chunks.push(c));
     child.stderr.on('data', (c) => chunks.push(c));
-    child.on('close', (status) => {
-      const out = `\n== ${label}: ${testFiles.length} files\n` + Buffer.concat(chunks).toString('utf8');
-      // tap's closing summary: "# { total: 26, pass: 25, fail: 1 }" (terse prints the same counts).
-      const m = /#\s*\{\s*total:\s*(\d+)[^}]*\}/.exec(out);
-      if (!m) return resolve({ pass: 0, fail: Math.max(1, testFiles.length), broken: true, status, output: out });
-      const get = (k) => Number((new RegExp(`${k}:\\s*(\\d+)`).exec(m[0]) || [])[1] || 0);
-      resolve({ pass: get('pass'), fail: get('fail'), status, output: out });
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, KILL_AFTER_MS);
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      let output = Buffer.concat(chunks).toString('utf8');
+      if (killed) output += `\n# killed: still running ${KILL_AFTER_MS / 1000} s after it started\n`;
+      else if (signal) output += `\n# ended by ${signal}\n`;
+      const c = counts(output);
+      // A file that ended without its count, or with a failing status but no failed assertion (a
+      // crash after its tests, an unhandled rejection), counts as one failure.
+      const broken = !c || (status !== 0 && c.fail === 0);
+      resolve({ file, pass: c ? c.pass : 0, fail: (c ? c.fail : 0) + (broken ? 1 : 0), skip: c ? c.skip : 0, failed: broken || (c && c.fail > 0), seconds: (Date.now() - started) / 1000, output });
     });
   });
+}
+
+/** Runs the files, JOBS at once; prints a line per file as it ends (a failing file's output whole). */
+async function runFiles(label, files, env) {
+  const results = [];
+  // In name order, as tap ran them: most of the first run's unit tests then overlap the second
+  // run's end-to-end files. With the end-to-end files first in both runs, four of them at once
+  // competed for the cores and the suite took more CPU in all (their waits poll).
+  const queue = [...files];
+  const worker = async () => {
+    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+      const r = { ...(await runFile(file, env)), label };
+      results.push(r);
+      const skipped = r.skip ? `, ${r.skip} skipped` : '';
+      const line = `${r.failed ? 'FAIL' : 'ok  '} ${label}: ${r.file} (${r.pass} passed, ${r.fail} failed${skipped}; ${r.seconds.toFixed(1)} s)`;
+      process.stdout.write((r.failed ? `\n${r.output.trimEnd()}\n` : '') + line + '\n');
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(JOBS, files.length) }, worker));
+  return results;
+}
+
+/**
+ * Whether tap's test class is built with the plugins package.json configures ("tap"), as tap's own
+ * runner checks before it runs anything: the class's signature lists its plugins. Building takes
+ * seconds, so it is done only when they differ (after an install, which puts back the default).
+ * Any doubt (a file not where it was) counts as a difference.
+ */
+function tapBuilt() {
+  try {
+    const tapjs = path.join(root, 'node_modules', '@tapjs', 'test');
+    const built = readFileSync(path.join(tapjs, 'test-built', 'dist', 'commonjs', 'index.js'), 'utf8');
+    const signature = /exports\.signature = `([^`]*)`/.exec(built);
+    const plugins = new Set(require(path.join(tapjs, 'dist', 'commonjs', 'default-plugins.js')).defaultPlugins);
+    for (const p of require(path.join(root, 'package.json')).tap?.plugin ?? []) {
+      if (p.startsWith('!')) plugins.delete(p.slice(1));
+      else plugins.add(p);
+    }
+    const wanted = [...plugins].sort((a, b) => a.localeCompare(b, 'en')).join('\n').trim();
+    return signature !== null && signature[1].trim() === wanted;
+  } catch {
+    return false;
+  }
 }
 
 const only = process.argv.slice(2);
@@ -67,32 +139,24 @@ const threads = only.length ? process.env.PERCH_TEST_THREADS ?? '1' : '1';
 async function main() {
   // tap builds its test class from the plugins configured in package.json ("tap": our tests are
   // compiled JavaScript, so the TypeScript loader and module mocking, which every test process
-  // would otherwise load, are left out). It rebuilds when they differ from what it was built
-  // with: built once here, so that the two runs of the whole suite do not both rebuild it at the
-  // same time (a single run rebuilds it itself if it must).
-  if (!only.length) {
+  // would otherwise load, are left out). It is built here, before any test file loads it.
+  if (!tapBuilt()) {
     const build = spawnSync(tap, ['build'], { cwd: root, encoding: 'utf8' });
-    if (build.status !== 0) {
+    if (build.status !== 0 || !tapBuilt()) {
       process.stdout.write(`tap build failed:\n${build.stdout}${build.stderr}\n0 passed, 1 failed\n`);
       process.exit(1);
     }
   }
-  const runs = [runTap(`${only.length ? 'named tests' : 'all tests'} (${threads} HTTP thread${threads === '1' ? '' : 's'})`, all, { PERCH_TEST_THREADS: threads })];
-  if (!only.length) runs.push(runTap('e2e tests (2 HTTP threads)', e2e, { PERCH_TEST_THREADS: '2' }));
-  const results = [];
-  for (const run of runs) {
-    const r = await run;
-    process.stdout.write(r.output);
-    results.push(r);
-  }
-  return results;
+  const runs = [runFiles(`${threads} thread${threads === '1' ? '' : 's'}`, all, { PERCH_TEST_THREADS: threads })];
+  if (!only.length) runs.push(runFiles('2 threads', e2e, { PERCH_TEST_THREADS: '2' }));
+  return (await Promise.all(runs)).flat();
 }
 
 main().then((results) => {
   const pass = results.reduce((n, r) => n + r.pass, 0);
-  let fail = results.reduce((n, r) => n + r.fail, 0);
-  // A tap run that failed without reporting a failing assertion (a crash, a timeout) still fails.
-  for (const r of results) if (r.status !== 0 && r.status !== undefined && r.fail === 0) fail += 1;
+  const fail = results.reduce((n, r) => n + r.fail, 0);
+  const failed = results.filter((r) => r.failed).map((r) => `${r.file} (${r.label})`);
+  if (failed.length > 0) process.stdout.write(`\nfailing files:\n${failed.map((f) => `  ${f}`).join('\n')}\n`);
   process.stdout.write(`\n${pass} passed, ${fail} failed\n`);
   process.exit(fail === 0 ? 0 : 1);
 });
