@@ -106,6 +106,19 @@ t.test('sign in: a wrong key shows the server\'s 401 message; the right one is k
 
   // The key cannot be checked at start: Try again only when the failure may pass (a 503); signing
   // in with another key is offered whatever it was.
+  /**
+   * Presses the button `text`, which ends the session: the sign-in screen, the key forgotten; then
+   * signs in again.
+   */
+  const endsSession = async (selector: string, text: string) => {
+    await clickText(page, selector, text);
+    await page.waitForSelector('#api-key');
+    // Moved as the screen is drawn, not a frame later: what is typed into the form at once stays there.
+    t.equal(await activeId(), 'api-key', `${text}: the key field has the focus as soon as it is there`);
+    t.equal(await page.evaluate(() => (globalThis as any).localStorage.getItem('perch.api_key')), null, `${text}: the key is forgotten`);
+    await signIn(page, alice.key);
+    await page.waitForSelector('nav[aria-label="Main"]');
+  };
   /** Reloads with GET /api/me answered `status` once; the start-up error's buttons. */
   const startFailing = async (status: number, error: string, message: string) => {
     const failure = await answerOnce(page, 'GET', /^\/api\/me$/, { status, json: { error, message } });
@@ -120,20 +133,8 @@ t.test('sign in: a wrong key shows the server\'s 401 message; the right one is k
   await page.waitForSelector('nav[aria-label="Main"]');
   t.equal(await page.evaluate(() => (globalThis as any).localStorage.getItem('perch.api_key')), alice.key, 'tried again: signed in with the key kept');
   t.same(await startFailing(403, 'forbidden', 'Not allowed from here.'), ['Sign in with another key'], 'a refusal would come again: no Try again');
-  await clickText(page, '.screen .actions button', 'Sign in with another key');
-  await page.waitForSelector('#api-key');
-  t.equal(await activeId(), 'api-key', 'the sign-in screen, its key field focused');
-  t.equal(await page.evaluate(() => (globalThis as any).localStorage.getItem('perch.api_key')), null, 'the stored key is forgotten');
-  await signIn(page, alice.key);
-  await page.waitForSelector('nav[aria-label="Main"]');
-
-  await clickText(page, 'button', 'Sign out');
-  await page.waitForSelector('#api-key');
-  // Moved as the screen is drawn, not a frame later: what is typed into the form at once stays there.
-  t.equal(await activeId(), 'api-key', 'signed out, the key field has the focus as soon as it is there');
-  t.equal(await page.evaluate(() => (globalThis as any).localStorage.getItem('perch.api_key')), null, 'signing out forgets the key');
-  await signIn(page, alice.key);
-  await page.waitForSelector('nav[aria-label="Main"]');
+  await endsSession('.screen .actions button', 'Sign in with another key');
+  await endsSession('button', 'Sign out');
 });
 
 let code = '';
