@@ -25,6 +25,8 @@ const tap = path.join(root, 'node_modules', '.bin', 'tap');
 const TIMEOUT_S = 180;
 /** Past its own timeout, a file that has not ended (a hang outside tap's reach) is killed. */
 const KILL_AFTER_MS = (TIMEOUT_S + 30) * 1000;
+/** How long output is still read after a test process ended (see runFile). */
+const OUTPUT_GRACE_MS = 5000;
 
 /**
  * Every *.test.js under dist/test whose TypeScript source still exists, relative to the project
@@ -72,7 +74,21 @@ function runFile(file, env) {
       killed = true;
       child.kill('SIGKILL');
     }, KILL_AFTER_MS);
-    child.on('close', (status, signal) => {
+    let ended = false;
+    // 'close' waits for every holder of the output pipes: a process the test left running that
+    // inherited them (a test's helper process, after a failure) would hold the run forever. So
+    // the file ends when its process has, and what it wrote within a few seconds after is kept.
+    child.on('exit', (status, signal) => {
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        end(status, signal);
+      }, OUTPUT_GRACE_MS).unref();
+    });
+    child.on('close', (status, signal) => end(status, signal));
+    function end(status, signal) {
+      if (ended) return;
+      ended = true;
       clearTimeout(timer);
       let output = Buffer.concat(chunks).toString('utf8');
       if (killed) output += `\n# killed: still running ${KILL_AFTER_MS / 1000} s after it started\n`;
@@ -82,7 +98,7 @@ function runFile(file, env) {
       // crash after its tests, an unhandled rejection), counts as one failure.
       const broken = !c || (status !== 0 && c.fail === 0);
       resolve({ file, pass: c ? c.pass : 0, fail: (c ? c.fail : 0) + (broken ? 1 : 0), skip: c ? c.skip : 0, failed: broken || (c && c.fail > 0), seconds: (Date.now() - started) / 1000, output });
-    });
+    }
   });
 }
 
