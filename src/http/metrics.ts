@@ -1,10 +1,24 @@
-// Per-thread Prometheus metrics. Each HTTP thread counts into its own registry; GET /metrics asks
-// the supervisor, which collects every thread's registry as JSON and sums them, so the answer
-// covers the whole server whichever thread serves it.
-import { AggregatorRegistry, Counter, Gauge, Registry, type Metric } from 'prom-client';
+// Per-thread Prometheus metrics. Each HTTP thread counts into plain numbers of its own and answers a
+// collection with them in prom-client's JSON form; GET /metrics asks the supervisor, which collects
+// every thread's part and sums them (server/figures.ts, aggregateMetrics), so the answer covers the
+// whole server whichever thread serves it. Only the supervisor loads prom-client: an HTTP thread
+// of its own would otherwise load it, and the tracing API it pulls in, as it starts.
+
+/** One metric in prom-client's JSON form, as its registries exchange them. */
+export interface MetricJson {
+  name: string;
+  help: string;
+  type: string;
+  values: Array<{ value: number; labels: Record<string, string | number>; metricName?: string }>;
+  aggregator: 'sum';
+}
+
+/** A thread's metrics, or the supervisor's own registry's, as collected for one /metrics answer. */
+export type MetricsJson = MetricJson[];
 
 export interface ThreadMetrics {
-  registry: Registry;
+  /** This thread's metrics now. */
+  json(): MetricsJson;
   observe(route: string, method: string, status: number, seconds: number): void;
   rateLimitRejected(limit: string): void;
   /** A count of this thread's, shown in /metrics summed over the threads. */
@@ -25,10 +39,10 @@ interface Series {
 }
 
 /**
- * Request counts and durations, kept as plain numbers per series and shown to prom-client as two
- * metrics (a counter and a histogram) in its own JSON form. prom-client's children hash their
- * labels again on every observation, a measurable part of a post's time on the HTTP thread; here
- * a request costs a lookup per label and three additions.
+ * Request counts and durations, kept as plain numbers per series and shown as two metrics (a
+ * counter and a histogram). prom-client's children hash their labels again on every observation,
+ * a measurable part of a post's time on the HTTP thread; here a request costs a lookup per label
+ * and three additions.
  */
 class RequestMetrics {
   private readonly series: Series[] = [];
@@ -38,24 +52,29 @@ class RequestMetrics {
    */
   private readonly index = new Map<string, Map<string, Map<number, Series>>>();
 
-  constructor(registry: Registry) {
-    registry.registerMetric(this.metric('perch_http_requests_total', 'HTTP requests answered, by route, method and status.', 'counter', () =>
-      this.series.map((s) => ({ value: s.count, labels: { ...s.labels } })),
-    ));
+  /** The two metrics now. */
+  json(): MetricJson[] {
     const name = 'perch_http_request_duration_seconds';
-    registry.registerMetric(this.metric(name, 'Time from request to response, by route, method and status.', 'histogram', () => {
-      const values: Array<{ value: number; labels: Record<string, string | number>; metricName: string }> = [];
-      for (const s of this.series) {
-        let cumulative = 0;
-        for (let b = 0; b <= DURATION_BUCKETS.length; b++) {
-          cumulative += s.buckets[b];
-          values.push({ value: cumulative, labels: { le: b < DURATION_BUCKETS.length ? DURATION_BUCKETS[b] : '+Inf', ...s.labels }, metricName: `${name}_bucket` });
-        }
-        values.push({ value: s.sum, labels: { ...s.labels }, metricName: `${name}_sum` });
-        values.push({ value: s.count, labels: { ...s.labels }, metricName: `${name}_count` });
+    const durations: MetricJson['values'] = [];
+    for (const s of this.series) {
+      let cumulative = 0;
+      for (let b = 0; b <= DURATION_BUCKETS.length; b++) {
+        cumulative += s.buckets[b];
+        durations.push({ value: cumulative, labels: { le: b < DURATION_BUCKETS.length ? DURATION_BUCKETS[b] : '+Inf', ...s.labels }, metricName: `${name}_bucket` });
       }
-      return values;
-    }));
+      durations.push({ value: s.sum, labels: { ...s.labels }, metricName: `${name}_sum` });
+      durations.push({ value: s.count, labels: { ...s.labels }, metricName: `${name}_count` });
+    }
+    return [
+      {
+        name: 'perch_http_requests_total',
+        help: 'HTTP requests answered, by route, method and status.',
+        type: 'counter',
+        values: this.series.map((s) => ({ value: s.count, labels: { ...s.labels } })),
+        aggregator: 'sum',
+      },
+      { name, help: 'Time from request to response, by route, method and status.', type: 'histogram', values: durations, aggregator: 'sum' },
+    ];
   }
 
   observe(route: string, method: string, status: number, seconds: number): void {
@@ -75,37 +94,42 @@ class RequestMetrics {
     s.sum += seconds;
     s.count++;
   }
+}
 
-  /** A metric as a Registry takes it: a name, and get() in prom-client's JSON form. */
-  private metric(name: string, help: string, type: 'counter' | 'histogram', values: () => unknown[]): Metric {
-    return { name, get: async () => ({ name, help, type, values: values(), aggregator: 'sum' }) } as unknown as Metric;
-  }
+/** A metric of one value without labels. */
+function single(name: string, help: string, type: 'counter' | 'gauge', value: number): MetricJson {
+  return { name, help, type, values: [{ value, labels: {} }], aggregator: 'sum' };
 }
 
 export function createThreadMetrics(): ThreadMetrics {
-  const registry = new Registry();
-  const requests = new RequestMetrics(registry);
-  const rejections = new Counter({
-    name: 'perch_rate_limit_rejections_total',
-    help: 'Requests rejected with 429, by the limit that was exhausted.',
-    labelNames: ['limit'] as const,
-    registers: [registry],
-  });
+  const requests = new RequestMetrics();
+  const rejections = new Map<string, number>();
+  const others: Array<() => MetricJson> = [];
   return {
-    registry,
+    json: () => [
+      ...requests.json(),
+      {
+        name: 'perch_rate_limit_rejections_total',
+        help: 'Requests rejected with 429, by the limit that was exhausted.',
+        type: 'counter',
+        values: Array.from(rejections, ([limit, value]) => ({ value, labels: { limit } })),
+        aggregator: 'sum',
+      },
+      ...others.map((m) => m()),
+    ],
     observe: (route, method, status, seconds) => requests.observe(route, method, status, seconds),
     rateLimitRejected(limit) {
-      rejections.inc({ limit });
+      rejections.set(limit, (rejections.get(limit) ?? 0) + 1);
     },
-    counter: (name, help) => new Counter({ name, help, registers: [registry] }),
-    gauge: (name, help) => new Gauge({ name, help, registers: [registry] }),
+    counter(name, help) {
+      let value = 0;
+      others.push(() => single(name, help, 'counter', value));
+      return { inc: () => void value++ };
+    },
+    gauge(name, help) {
+      let value = 0;
+      others.push(() => single(name, help, 'gauge', value));
+      return { set: (v) => void (value = v) };
+    },
   };
-}
-
-export type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
-
-/** Sums the registries of every thread (and the supervisor's own) into one exposition text. */
-export async function aggregateMetrics(parts: MetricsJson[]): Promise<string> {
-  const merged = AggregatorRegistry.aggregate(parts as Parameters<typeof AggregatorRegistry.aggregate>[0]);
-  return merged.metrics();
 }

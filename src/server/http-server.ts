@@ -157,7 +157,7 @@ export function startHttpServer(data: ThreadData, port: MessagePort, onMainThrea
       case 'collect-metrics':
         // Its heap figures are read by the supervisor once every thread answered.
         memory.report();
-        void metrics.registry.getMetricsAsJSON().then((json) => send({ type: 'metrics-part', id: m.id, data: json }));
+        send({ type: 'metrics-part', id: m.id, data: metrics.json() });
         break;
       case 'metrics-text': {
         const resolve = pendingMetrics.get(m.id);

@@ -11,7 +11,7 @@ import { resolveLogFormat } from '../core/log-line';
 import { StartupError, ensureDataDir, secureDataDir } from '../store/data-dir';
 import { registerServer, unregisterServer } from '../store/server-registry';
 import { holdServerLock } from '../store/server-lock';
-import { registryFigures } from './figures';
+import { aggregateMetrics, registryFigures } from './figures';
 import { VERSION } from '../version';
 import { groupCommitMetrics, processMetrics } from './process-metrics';
 import { memoryMetrics } from './memory-metrics';
@@ -20,7 +20,7 @@ import { WORKER_RESOURCE_LIMITS } from './heap-limits';
 import { effectivePublicOrigin } from './public-origin';
 import { IpBuckets } from '../ratelimit/ip-buckets';
 import { log, errorFields, configureLog, LOG_FORMAT_VARIABLE } from '../log';
-import { aggregateMetrics, type MetricsJson } from '../http/metrics';
+import type { MetricsJson } from '../http/metrics';
 import { loadNativeUws } from '../http/uws';
 import { openSqlite, type Sqlite } from '../store/sqlite';
 import { startupTasks } from './startup-tasks';
@@ -242,7 +242,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
         if (collecting.delete(id)) done(entry.parts);
       }, 2000).unref();
     });
-    parts.push(await supervisorRegistry.getMetricsAsJSON());
+    // The same JSON form (prom-client's declarations type its `type` as an enum; it is the name).
+    parts.push((await supervisorRegistry.getMetricsAsJSON()) as unknown as MetricsJson);
     return aggregateMetrics(parts);
   }
 

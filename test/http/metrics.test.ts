@@ -1,5 +1,6 @@
 import t from 'tap';
-import { aggregateMetrics, createThreadMetrics } from '../../src/http/metrics';
+import { createThreadMetrics } from '../../src/http/metrics';
+import { aggregateMetrics } from '../../src/server/figures';
 
 t.test('request counts and durations are summed over threads in the exposition format', async (t) => {
   const a = createThreadMetrics();
@@ -10,7 +11,7 @@ t.test('request counts and durations are summed over threads in the exposition f
   b.observe('/api/posts', 'POST', 201, 7);
   b.observe('/api/posts', 'POST', 201, 0.001);
   a.rateLimitRejected('redirect');
-  const text = await aggregateMetrics([await a.registry.getMetricsAsJSON(), await b.registry.getMetricsAsJSON()]);
+  const text = await aggregateMetrics([a.json(), b.json()]);
   const value = (series: string) => {
     const line = text.split('\n').find((l) => l.startsWith(series + ' '));
     return line === undefined ? undefined : Number(line.slice(series.length + 1));
@@ -30,4 +31,24 @@ t.test('request counts and durations are summed over threads in the exposition f
   t.equal(value('perch_rate_limit_rejections_total{limit="redirect"}'), 1);
   t.match(text, /# TYPE perch_http_request_duration_seconds histogram/);
   t.match(text, /# TYPE perch_http_requests_total counter/);
+});
+
+t.test("a thread's own counters and gauges are summed over threads; none before they are made", async (t) => {
+  const a = createThreadMetrics();
+  const b = createThreadMetrics();
+  const before = await aggregateMetrics([a.json(), b.json()]);
+  t.notMatch(before, /perch_ws_/, 'no figure before a capability makes it');
+  t.match(before, /^# TYPE perch_rate_limit_rejections_total counter$/m, 'the rejections counter is there with no series');
+  t.notMatch(before, /^perch_rate_limit_rejections_total/m);
+  const sent = [a.counter('perch_ws_messages_sent_total', 'Messages sent.'), b.counter('perch_ws_messages_sent_total', 'Messages sent.')];
+  const open = [a.gauge('perch_ws_open_sockets', 'Sockets open.'), b.gauge('perch_ws_open_sockets', 'Sockets open.')];
+  sent[0].inc();
+  sent[0].inc();
+  sent[1].inc();
+  open[0].set(5);
+  open[1].set(2);
+  open[1].set(3);
+  const text = await aggregateMetrics([a.json(), b.json()]);
+  t.match(text, /^# TYPE perch_ws_messages_sent_total counter\nperch_ws_messages_sent_total 3$/m);
+  t.match(text, /^# TYPE perch_ws_open_sockets gauge\nperch_ws_open_sockets 8$/m, "a gauge: each thread's last value, summed");
 });
