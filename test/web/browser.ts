@@ -404,6 +404,19 @@ export async function holdRequests(page: Page, method: string, path: RegExp): Pr
 }
 
 /**
+ * Holds this tab's requests of `method` to `path` (holdRequests), then presses Enter on the
+ * control `selector` from the keyboard, and resolves once its request is being held: the moment a
+ * test looks at a busy control, its focus, and what a second press does.
+ */
+export async function pressHolding(page: Page, selector: string, method: string, path: RegExp): Promise<HeldRequests> {
+  const held = await holdRequests(page, method, path);
+  await page.focus(selector);
+  await page.keyboard.press('Enter');
+  await held.waitForHeld();
+  return held;
+}
+
+/**
  * Answers this tab's next request of `method` whose path matches `path` with `answer` instead of
  * the server (a failure the server cannot be made to give on demand, a 500); every other request,
  * and every one after, goes to the server. Resolves once that request was answered. Not for a tab

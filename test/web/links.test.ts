@@ -19,12 +19,12 @@ import {
   downloaded,
   focusOutline,
   focused,
-  holdRequests,
   launchBrowser,
   newAppPage,
   reportIfFailed,
   reportOnFailure,
   overflowsSideways,
+  pressHolding,
   seriousA11yViolations,
   signIn,
   startServerAtOwnOrigin,
@@ -406,10 +406,7 @@ t.test('download buttons keep the focus while their file is read, and ignore pre
   await p.waitForSelector('.link-row');
   const exportJson = '.export button:nth-child(2)';
   t.equal(await textOf(p, exportJson), 'Export JSON');
-  const exports = await holdRequests(p, 'GET', /^\/api\/links\/export$/);
-  await p.focus(exportJson);
-  await p.keyboard.press('Enter');
-  await exports.waitForHeld();
+  const exports = await pressHolding(p, exportJson, 'GET', /^\/api\/links\/export$/);
   t.equal(await textOf(p, exportJson), 'Exporting…');
   t.same(await p.$$eval('.export button', (bs: any[]) => bs.map((b) => b.getAttribute('aria-disabled'))), ['true', 'true'], 'both export buttons are busy');
   t.equal(await focused(p, exportJson), true, 'the pressed one keeps the focus');
@@ -424,10 +421,7 @@ t.test('download buttons keep the focus while their file is read, and ignore pre
   await p.waitForSelector('img.qr-image');
   const svg = '.qr .actions button:nth-child(2)';
   t.equal(await textOf(p, svg), 'Download SVG');
-  const qr = await holdRequests(p, 'GET', /^\/api\/links\/Launch-2027\/qr$/);
-  await p.focus(svg);
-  await p.keyboard.press('Enter');
-  await qr.waitForHeld();
+  const qr = await pressHolding(p, svg, 'GET', /^\/api\/links\/Launch-2027\/qr$/);
   t.same(await p.$$eval('.qr .actions button', (bs: any[]) => bs.map((b) => b.getAttribute('aria-disabled'))), ['true', 'true'], 'both QR downloads are busy');
   t.equal(await focused(p, svg), true, 'Download SVG keeps the focus');
   await qr.release();

@@ -19,6 +19,7 @@ import {
   reportIfFailed,
   reportOnFailure,
   overflowsSideways,
+  pressHolding,
   seriousA11yViolations,
   signIn,
   startServerAtOwnOrigin,
@@ -131,10 +132,7 @@ t.test('mark one read, then all; a read notification that gains an actor is unre
   );
   // From the keyboard, with the request held on its way: the button keeps the focus meanwhile (a
   // disabled one would drop it to the page) and ignores a second press.
-  const reads = await holdRequests(page, 'POST', /^\/api\/notifications\/\d+\/read$/);
-  await page.focus(markOne);
-  await page.keyboard.press('Enter');
-  await reads.waitForHeld();
+  const reads = await pressHolding(page, markOne, 'POST', /^\/api\/notifications\/\d+\/read$/);
   t.equal(await ariaDisabled(page, markOne), 'true', 'busy while its request runs');
   t.equal(await focused(page, markOne), true, 'and keeps the focus meanwhile');
   await page.keyboard.press('Enter');
@@ -149,10 +147,7 @@ t.test('mark one read, then all; a read notification that gains an actor is unre
 
   const markAll = '.screen .row button';
   t.equal(await textOf(page, markAll), 'Mark all as read');
-  const readAll = await holdRequests(page, 'POST', /^\/api\/notifications\/read-all$/);
-  await page.focus(markAll);
-  await page.keyboard.press('Enter');
-  await readAll.waitForHeld();
+  const readAll = await pressHolding(page, markAll, 'POST', /^\/api\/notifications\/read-all$/);
   t.equal(await ariaDisabled(page, markAll), 'true', 'Mark all as read: busy while its request runs');
   t.equal(await focused(page, markAll), true, 'and keeps the focus meanwhile');
   await readAll.release();
@@ -235,10 +230,7 @@ t.test('settings: kinds, priority people and muted threads, saved as one object'
   await waitInPage(page, `[...document.querySelectorAll('.pref-list .handle')].some((a) => a.textContent === '@carol')`);
   const save = 'form button[type="submit"]';
   t.equal(await textOf(page, save), 'Save settings');
-  const puts = await holdRequests(page, 'PUT', /^\/api\/notifications\/preferences$/);
-  await page.focus(save);
-  await page.keyboard.press('Enter');
-  await puts.waitForHeld();
+  const puts = await pressHolding(page, save, 'PUT', /^\/api\/notifications\/preferences$/);
   t.equal(await ariaDisabled(page, save), 'true', 'Save settings: busy while its request runs');
   t.equal(await textOf(page, save), 'Saving…');
   t.equal(await focused(page, save), true, 'and keeps the focus meanwhile');
