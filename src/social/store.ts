@@ -96,16 +96,15 @@ const POST_COLUMNS =
 const FILING_POSITION = positionSql(AUTHOR_INDEX_POSITION);
 
 /**
- * SQL for the ids of an author's (`@author`) posts below `before` (and above `after`): the newest
- * `@limit` live ones filed in `author_posts`, plus every post of the author's that was created
- * after the filing position, read from the outbox. One statement, so both parts come from the
- * same snapshot, in which the filing and its position were committed together.
+ * SQL for the ids of an author's (`@author`) posts below `before`: the newest `@limit` live ones
+ * filed in `author_posts`, plus every post of the author's that was created after the filing
+ * position, read from the outbox. One statement, so both parts come from the same snapshot, in
+ * which the filing and its position were committed together.
  */
-function authorPostIds(before: string, after?: string): string {
-  const above = after ? ` AND a.id > ${after}` : '';
+function authorPostIds(before: string): string {
   return `SELECT id FROM (
       SELECT a.id FROM author_posts a JOIN posts f ON f.id = a.id
-      WHERE a.author_id = @author AND a.id < ${before}${above} AND f.deleted_at IS NULL ORDER BY a.id DESC LIMIT @limit)
+      WHERE a.author_id = @author AND a.id < ${before} AND f.deleted_at IS NULL ORDER BY a.id DESC LIMIT @limit)
     UNION ALL
     SELECT CAST(e.post_id AS INTEGER) FROM events e
     WHERE e.seq > ${FILING_POSITION} AND e.type = 'post_created' AND e.actor_id = @author`;
@@ -146,10 +145,6 @@ export class SocialStore {
       authorPage: q(
         `SELECT ${POST_COLUMNS} FROM posts p WHERE p.id IN (${authorPostIds('@before')})
          AND p.id < @before AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT @limit`,
-      ),
-      authorIdsBetween: q(
-        `SELECT CAST(p.id AS TEXT) AS id FROM posts p WHERE p.id IN (${authorPostIds('@before', '@after')})
-         AND p.id > @after AND p.id < @before AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT @limit`,
       ),
       filedIdsBetween: q(
         `SELECT a.id FROM author_posts a JOIN posts f ON f.id = a.id
@@ -320,17 +315,15 @@ export class SocialStore {
 
   /** Ids of an author's live posts strictly between `after` and `before`, newest first. */
   authorIdsBetween(authorId: string, after: bigint, before: bigint, limit: number): bigint[] {
-    const rows = this.s.authorIdsBetween.all({ author: authorId, after, before, limit }) as Array<{ id: string }>;
-    return rows.map((r) => BigInt(r.id));
+    return this.idsOfAuthorsBetween([[authorId, after, before]], limit)[0];
   }
 
   /**
    * authorIdsBetween for several ranges of authors' posts at once: one list per range, in the
-   * order given. The posts not filed under their authors yet are read from the
-   * outbox in one pass for all of them, where authorIdsBetween reads that tail once per author (it
-   * is up to a filing's worth of events under a post load). Filed and unfiled parts are read in one
-   * transaction, so both come from the snapshot in which a filing and its position were committed
-   * together.
+   * order given. The posts not filed under their authors yet are read from the outbox in one
+   * pass for all of them, not once per author (under a post load that tail is up to a filing's
+   * worth of events). Filed and unfiled parts are read in one transaction, so both come from the
+   * snapshot in which a filing and its position were committed together.
    */
   idsOfAuthorsBetween(ranges: ReadonlyArray<readonly [authorId: string, after: bigint, before: bigint]>, limit: number): bigint[][] {
     if (ranges.length === 0) return [];
