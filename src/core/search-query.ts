@@ -21,6 +21,23 @@ export function normalizeQuery(raw: string): string {
   return raw.normalize('NFKC').toLowerCase().replace(WHITE_SPACE_RUN, ' ').trim();
 }
 
+/** Anything outside ASCII: a text without it is its own search form. */
+const NON_ASCII = /[^\x00-\x7f]/;
+const SHARP_S = /[ßẞ]/g;
+const sharpS = (c: string) => (c === 'ß' ? 'ss' : 'SS');
+
+/**
+ * The form in which a text is indexed and a query's words are matched: NFKC, so that the
+ * compatibility forms of letters (fullwidth Ｆｕｌｌ, the ligature ﬁ, superscripts) are the letters
+ * a query's normal form has; and ß (or ẞ) as "ss", the full case folding that the tokenizer's
+ * simple one lacks, so that "Straße" and "strasse" are one word. Case and diacritics the tokenizer
+ * folds itself. ASCII text is returned as it is.
+ */
+export function searchForm(text: string): string {
+  if (!NON_ASCII.test(text)) return text;
+  return text.normalize('NFKC').replace(SHARP_S, sharpS);
+}
+
 /**
  * Characters that make up words for the index's tokenizer (unicode61): letters, numbers and
  * private-use characters; every other character separates words. Combining marks stay inside a
@@ -61,7 +78,7 @@ export function checkSearchQuery(raw: string | null): QueryCheck {
   if (query.length === 0) return { ok: false, message: 'must contain something other than white space' };
   const length = codePointLength(query);
   if (length > MAX_QUERY_CHARS) return { ok: false, message: `is ${length} characters long; the limit is ${MAX_QUERY_CHARS}` };
-  const terms = queryTerms(query);
+  const terms = queryTerms(searchForm(query));
   if (terms.length > MAX_QUERY_TERMS) return { ok: false, message: `has ${terms.length} distinct words; the limit is ${MAX_QUERY_TERMS}` };
   return { ok: true, query, terms };
 }

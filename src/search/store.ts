@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { BUSY_TIMEOUT_MS, endsSql, spanSql, switchToWal, type Sqlite } from '../store/sqlite';
 import type { DecayedCount } from '../core/decay';
 import { partitionSql } from '../core/partition';
+import { searchForm } from '../core/search-query';
 import { INDEX_SCHEMA } from './migrations';
 
 export function searchDbPath(dataDir: string): string {
@@ -56,6 +57,11 @@ export const QUEUE_DEPTH_SQL = spanSql('write_queue', 'seq');
 
 /** Queued writes appended per statement: a statement call and its bindings per row cost more than the row. */
 const ENQUEUE_ROWS_PER_STATEMENT = 64;
+
+/** What the index is given of a post's text (null: a delete): the form queries are matched in. */
+function indexedText(text: string | null): string | null {
+  return text === null ? null : searchForm(text);
+}
 
 /** The engine's database: the index, the write queue and meta data. */
 export class SearchIndexStore {
@@ -120,12 +126,12 @@ export class SearchIndexStore {
       for (; i + per <= ops.length; i += per) {
         for (let k = 0; k < per; k++) {
           values[k * 2] = ops[i + k].postId;
-          values[k * 2 + 1] = ops[i + k].text;
+          values[k * 2 + 1] = indexedText(ops[i + k].text);
         }
         this.s.enqueueMany.run(values);
       }
     }
-    for (; i < ops.length; i++) this.s.enqueue.run(ops[i].postId, ops[i].text);
+    for (; i < ops.length; i++) this.s.enqueue.run(ops[i].postId, indexedText(ops[i].text));
   }
 
   /**
@@ -180,7 +186,7 @@ export class SearchIndexStore {
 
   /** Adds a post that is not in the index yet (a rebuild), in the caller's transaction. */
   insert(postId: bigint, text: string): void {
-    this.s.upsert.run(postId, text);
+    this.s.upsert.run(postId, searchForm(text));
   }
 
   /** Merges the index's segments into one, for the fastest reads (after a rebuild). */

@@ -8,6 +8,7 @@ import {
   ftsMatchExpression,
   normalizeQuery,
   queryTerms,
+  searchForm,
 } from '../../src/core/search-query';
 
 t.test('normalisation: NFKC, lower case, trimmed, inner white space collapsed', async (t) => {
@@ -49,6 +50,17 @@ t.test('checkSearchQuery', async (t) => {
   const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
   t.equal(checkSearchQuery(words(MAX_QUERY_TERMS)).ok, true);
   t.same(checkSearchQuery(words(MAX_QUERY_TERMS + 1)), { ok: false, message: `has ${MAX_QUERY_TERMS + 1} distinct words; the limit is ${MAX_QUERY_TERMS}` });
+});
+
+t.test('the search form: compatibility forms as their letters, ß as ss; ASCII as it is', async (t) => {
+  t.equal(searchForm('Ｆｕｌｌ width'), 'Full width', 'fullwidth letters');
+  t.equal(searchForm('ﬁne ﬂow'), 'fine flow', 'ligatures');
+  t.equal(searchForm('x² ½'), 'x2 1⁄2', 'superscripts and fractions');
+  t.equal(searchForm('Straße STRAẞE'), 'Strasse STRASSE', 'sharp s, small and capital');
+  t.equal(searchForm('Café naïve'), 'Café naïve', 'diacritics stay (the tokenizer folds them)');
+  const ascii = 'plain ASCII text, 100% of it';
+  t.equal(searchForm(ascii), ascii);
+  t.same(checkSearchQuery('ＦＵＬＬ straße'), { ok: true, query: 'full straße', terms: ['full', 'strasse'] }, 'query terms in the same form; the query itself keeps ß');
 });
 
 t.test('checkSuggestPrefix', async (t) => {

@@ -59,6 +59,11 @@ t.test('every word must match, case and diacritics folded; new posts appear and 
   });
   t.equal(r.json.next_cursor, null);
   t.same(ids(await search(server, bob, 'q=gar')), [], 'whole words, not prefixes');
+  // Compatibility forms (fullwidth letters, a ligature) and ß: found by their plain letters and
+  // by themselves.
+  const wide = await post(server, alice, 'Ｆｕｌｌ ﬁne Straße');
+  t.same(await searchable(server, bob, 'q=full%20fine%20strasse', wide), [wide]);
+  t.same(ids(await search(server, bob, `q=${encodeURIComponent('Ｆｕｌｌ ﬁne straße')}`)), [wide]);
   t.same(ids(await search(server, bob, 'q=gare&sort=relevance')).sort(), [cafe, other, lone].sort());
 
   // A like shows in the counts at once.

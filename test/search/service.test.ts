@@ -10,6 +10,8 @@ import { SearchService, type RelevancePosition } from '../../src/search/service'
 import { SuggestionIndex } from '../../src/search/suggestions';
 import type { IndexOp } from '../../src/search/engine';
 import { SocialStore } from '../../src/social/store';
+import { IndexSourceStore } from '../../src/search/store';
+import { rebuildIndex } from '../../src/search/rebuild';
 import { ALICE, BOB, searchFixture, type SearchFixture } from './helpers';
 
 async function indexed(f: SearchFixture, author: string, texts: string[], firstId: bigint): Promise<string[]> {
@@ -17,6 +19,13 @@ async function indexed(f: SearchFixture, author: string, texts: string[], firstI
   const ops: IndexOp[] = ids.map((id, i) => ({ op: 'index', id, text: texts[i] }));
   t.equal((await f.engine.bulk(ops)).accepted, true);
   f.engine.applyQueued(10_000);
+  return ids;
+}
+
+/** Posts indexed the way a rebuild (`perch reindex`, a first start) indexes them. */
+function rebuilt(f: SearchFixture, author: string, texts: string[], firstId: bigint): string[] {
+  const ids = f.post(author, texts, firstId);
+  rebuildIndex(new IndexSourceStore(f.db), f.engine.store);
   return ids;
 }
 
@@ -43,6 +52,25 @@ t.test('every term must match, case and diacritics folded; items are hydrated li
   t.same(Object.keys(item), ['id', 'text', 'author_id', 'media_ids', 'reply_to', 'created_at', 'like_count', 'reply_count', 'author']);
   t.same(item.author, { id: ALICE, handle: 'alice' });
   t.equal(item.text, 'Le CAFÉ du coin');
+});
+
+t.test('compatibility forms and ß match their plain letters, indexed by the queue or by a rebuild', async (t) => {
+  const texts = ['Ｆｕｌｌ width words', 'a ﬁne day', 'Straße und Strasse', 'plain full fine'];
+  const check = (f: SearchFixture, ids: string[], how: string) => {
+    const s = service(f);
+    const found = (q: string) => s.recent(match(q), TOP, 20).items.map((i) => i.id);
+    t.same(found('Ｆｕｌｌ'), [ids[3], ids[0]], `${how}: a fullwidth word finds itself and its plain form`);
+    t.same(found('full width'), [ids[0]], `${how}: the plain word finds the fullwidth one`);
+    t.same(found('fine'), [ids[3], ids[1]], `${how}: the ligature's letters`);
+    t.same(found('ﬁne'), [ids[3], ids[1]], `${how}: the ligature itself`);
+    t.same(found('strasse'), [ids[2]], `${how}: ss finds ß`);
+    t.same(found('STRAẞE und'), [ids[2]], `${how}: capital sharp s`);
+  };
+  const queued = await searchFixture(t);
+  const ids = await indexed(queued, ALICE, texts, 300n);
+  check(queued, ids, 'queued');
+  const fromRebuild = await searchFixture(t);
+  check(fromRebuild, rebuilt(fromRebuild, ALICE, texts, 300n), 'rebuilt');
 });
 
 t.test('recent pages: newest first, deleted posts skipped, nothing twice, nothing missed', async (t) => {
