@@ -61,6 +61,8 @@ export interface ThreadContext {
   metrics: ThreadMetrics;
   /** Client addresses whose X-Forwarded-For is believed (server.trusted_proxies). */
   trustedProxies: ReadonlySet<string>;
+  /** What a client address is stored as, where something must be keyed on it (core/client-pseudonym.ts). */
+  pseudonym(address: string): string;
   threadIndex: number;
 }
 

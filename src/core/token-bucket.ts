@@ -181,3 +181,17 @@ export function refundRules(rules: LimitRule[], states: Array<LimitState | undef
     return q.day === Math.floor(nowMs / DAY_MS) ? { day: q.day, count: Math.max(0, q.count - 1) } : q;
   });
 }
+
+/**
+ * Whether stored states say nothing a missing record would not: every bucket refilled to its
+ * capacity by `nowMs`, every quota of an earlier day or unused. Such a record can be forgotten.
+ */
+export function atRest(rules: LimitRule[], states: Array<LimitState | undefined>, nowMs: number): boolean {
+  return rules.every((rule, i) => {
+    const state = states[i];
+    if (state === undefined) return true;
+    if (rule.kind === 'bucket') return refill(state as BucketState, rule, nowMs) >= rule.capacity;
+    const q = state as QuotaState;
+    return q.count === 0 || q.day !== Math.floor(nowMs / DAY_MS);
+  });
+}

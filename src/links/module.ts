@@ -10,7 +10,8 @@ import { CodePool } from './code-pool';
 import { MIGRATIONS } from './migrations';
 import { redirectRoutes } from './redirect';
 import { linkRoutes } from './routes';
-import { LinkService } from './service';
+import { LinkService, PASSWORD_GUESSES, passwordGuessRules } from './service';
+import { SharedLimiter } from '../ratelimit/shared';
 import { LinkStore } from './store';
 import { LINK_TASKS, prunableMinute } from './tasks';
 import { linkWrites, type LinkWrites } from './writes';
@@ -43,6 +44,7 @@ export const links: Capability = {
     const pool = new CodePool(ctx.hot);
     const queue = openClickQueue(ctx.hot);
     const store = new LinkStore(ctx.sqlite);
+    const guesses = new SharedLimiter(ctx.hot);
     /** The detector's last pass: the start of its window and the creations in it from then on. */
     let lastPass: { afterMs: number; creations: number } | undefined;
     // The drain, the detector and the sweep are only handed to the pool when they have something to do: a
@@ -84,6 +86,15 @@ export const links: Capability = {
           if (creations === 0) return;
           await c.runTask(LINK_TASKS, 'links.detectAnomalies');
           lastPass = { afterMs, creations };
+        },
+      },
+      {
+        // Wrong-password records are keyed per client: forgotten once they are full again, so
+        // they do not pile up (and a pseudonym is kept no longer than the limit needs it).
+        name: 'links.forgetPasswordGuesses',
+        everyMs: 60_000,
+        async run(c) {
+          guesses.forgetAtRest(PASSWORD_GUESSES, passwordGuessRules(c.config));
         },
       },
       {
@@ -133,6 +144,7 @@ export const links: Capability = {
       writes: ctx.writes.as<LinkWrites>(),
       pubsub: ctx.pubsub,
       rejected: ctx.metrics.rateLimitRejected,
+      pseudonym: ctx.pseudonym,
     });
     return {
       routes: linkRoutes(service, { limits: ctx.limits, cursors: ctx.cursors, trustedProxies: ctx.trustedProxies }),

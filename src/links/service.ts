@@ -47,6 +47,8 @@ export interface LinkDeps {
   pubsub: PubSub;
   /** Counts a 429 in perch_rate_limit_rejections_total under the limit's name. */
   rejected?(limit: string): void;
+  /** What a client address is stored as (the wrong-password limit is kept in LMDB). */
+  pseudonym(address: string): string;
 }
 
 /** A link as creation answers it. */
@@ -161,8 +163,7 @@ export class LinkService {
     // Wrong passwords, per client address and code, in LMDB: one count whichever thread or
     // process answers, so more threads do not mean more guesses.
     this.guesses = new SharedLimiter(hot);
-    const g = config.limits.link_password;
-    this.guessRules = [{ kind: 'bucket', name: 'link_password', capacity: g.capacity, refillPerSecond: g.refill_per_second }];
+    this.guessRules = passwordGuessRules(config);
   }
 
   close(): void {
@@ -520,7 +521,7 @@ export class LinkService {
    * an answer that checked no password (a body that carries none, or is too large).
    */
   passwordLimitHeaders(code: string, client: string, nowMs = Date.now()): Record<string, string> {
-    return rateLimitHeaders(this.guesses.peek(passwordIdentity(client, code), this.guessRules, nowMs));
+    return rateLimitHeaders(this.guesses.peek(passwordIdentity(this.deps.pseudonym(client), code), this.guessRules, nowMs));
   }
 
   /**
@@ -530,7 +531,7 @@ export class LinkService {
    * that no link could have (outside 4-128 characters) is wrong without costing a guess.
    */
   async unlock(access: { url: string; hash: string }, code: string, client: string, password: string, nowMs = Date.now()): Promise<Unlock> {
-    const identity = passwordIdentity(client, code);
+    const identity = passwordIdentity(this.deps.pseudonym(client), code);
     if (passwordProblem(password) !== undefined) {
       const standing = this.guesses.peek(identity, this.guessRules, nowMs);
       // While the client is locked out it gets the 429 whatever it sends (below: the check
@@ -556,9 +557,21 @@ export class LinkService {
   }
 }
 
-/** Whose wrong passwords for a protected link count together: one client address, one code. */
-function passwordIdentity(client: string, code: string): string {
-  return 'link_password:' + client + '|' + code;
+/** Where the wrong-password limit's records are in the limiter's store: every key starts so. */
+export const PASSWORD_GUESSES = 'link_password:';
+
+/** The wrong-password limit of a protected link (limits.link_password). */
+export function passwordGuessRules(config: Config): LimitRule[] {
+  const g = config.limits.link_password;
+  return [{ kind: 'bucket', name: 'link_password', capacity: g.capacity, refillPerSecond: g.refill_per_second }];
+}
+
+/**
+ * Whose wrong passwords for a protected link count together: one client address (as its
+ * pseudonym: the record is in LMDB, on disk), one code.
+ */
+function passwordIdentity(clientPseudonym: string, code: string): string {
+  return PASSWORD_GUESSES + clientPseudonym + '|' + code;
 }
 
 /** An entry that failed answers with its error's status and body; anything else is a 500's. */

@@ -1,7 +1,7 @@
 // The strict limiter: bucket state in LMDB, read-refill-decrement-write inside one LMDB write
 // transaction, so every HTTP thread and every process on the data dir sees one bucket and two
 // concurrent requests can never both take the last token.
-import { evaluateRules, peekRules, refundRules, type CompositeDecision, type LimitOutcome, type LimitRule, type LimitState } from '../core/token-bucket';
+import { atRest, evaluateRules, peekRules, refundRules, type CompositeDecision, type LimitOutcome, type LimitRule, type LimitState } from '../core/token-bucket';
 import type { HotStore, LmdbDb } from '../store/lmdb';
 
 // One record per identity and rule set: two float64 per rule (bucket: tokens, updated ms;
@@ -74,6 +74,30 @@ export class SharedLimiter {
       // A record holds every rule or none (decode): with none, nothing was ever taken.
       if (states[0] === undefined) return;
       db.putSync(key, encode(refundRules(rules, states, nowMs) as LimitState[]));
+    });
+  }
+
+  /**
+   * Forgets the records of identities under `prefix` checked with `rules` that are at rest by
+   * `nowMs` (atRest: as full as a missing record), so that keys made per client do not pile up.
+   * Each is looked at again inside its removal's transaction, in case a check came meanwhile.
+   * Returns how many were forgotten.
+   */
+  forgetAtRest(prefix: string, rules: LimitRule[], nowMs = Date.now()): number {
+    const db = this.db;
+    const suffix = recordKey('', rules);
+    const stale: string[] = [];
+    for (const { key, value } of db.getRange({ start: prefix })) {
+      if (!key.startsWith(prefix)) break;
+      if (key.endsWith(suffix) && atRest(rules, decode(value, rules), nowMs)) stale.push(key);
+    }
+    if (stale.length === 0) return 0;
+    return db.transactionSync(() => {
+      let forgotten = 0;
+      for (const key of stale) {
+        if (atRest(rules, decode(db.get(key), rules), nowMs) && db.removeSync(key)) forgotten++;
+      }
+      return forgotten;
     });
   }
 

@@ -6,6 +6,7 @@ import type { Config } from '../config';
 import { AccountStore } from '../accounts/store';
 import { MeFields } from '../accounts/me-fields';
 import { CursorCodec } from '../core/cursor';
+import { clientPseudonym } from '../core/client-pseudonym';
 import { TrustedProxies } from '../core/trusted-proxies';
 import type { ThreadMetrics } from '../http/metrics';
 import { ThreadPubSub } from '../pubsub/port';
@@ -36,6 +37,7 @@ export function openThreadContext(
   threadIndex: number,
   writes: WriterClient,
   redirectTable: SharedArrayBuffer,
+  pseudonymKey: Uint8Array,
   metrics: ThreadMetrics,
   signals: Signals,
   sharedHot?: HotStore,
@@ -62,6 +64,7 @@ export function openThreadContext(
     signals,
     metrics,
     trustedProxies: new TrustedProxies(config.server.trusted_proxies),
+    pseudonym: (address) => clientPseudonym(pseudonymKey, address),
     threadIndex,
     async close() {
       writes.close();

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { evaluateRules, peekRules, refill, refundRules, takeQuota, takeToken, type LimitRule } from '../../src/core/token-bucket';
+import { atRest, evaluateRules, peekRules, refill, refundRules, takeQuota, takeToken, type LimitRule } from '../../src/core/token-bucket';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0, 0); // 1795348800000
 const T0s = T0 / 1000;
@@ -156,4 +156,18 @@ t.test('refundRules gives one request back to every rule, within its bounds', as
   const taken = evaluateRules(rules, [{ tokens: 3, updatedMs: T0 }, { day: today, count: 10 }], T0);
   t.equal(taken.remaining, before.remaining - 1);
   t.equal(peekRules(rules, refundRules(rules, taken.next, T0), T0).remaining, before.remaining);
+});
+
+t.test('at rest: a record that says no more than a missing one', async (t) => {
+  const bucket: LimitRule = { kind: 'bucket', name: 'b', capacity: 5, refillPerSecond: 0.5 };
+  const daily: LimitRule = { kind: 'daily', name: 'd', limit: 10 };
+  t.equal(atRest([bucket], [undefined], T0), true, 'no state');
+  t.equal(atRest([bucket], [{ tokens: 3, updatedMs: T0 }], T0 + 3999), false, 'two tokens short, 4 s to go');
+  t.equal(atRest([bucket], [{ tokens: 3, updatedMs: T0 }], T0 + 4000), true, 'refilled to capacity');
+  t.equal(atRest([bucket], [{ tokens: 5, updatedMs: T0 + 60_000 }], T0), true, 'full, whatever the clock says');
+  const today = Math.floor(T0 / 86_400_000);
+  t.equal(atRest([daily], [{ day: today, count: 1 }], T0), false, 'used today');
+  t.equal(atRest([daily], [{ day: today, count: 0 }], T0), true, 'counted nothing');
+  t.equal(atRest([daily], [{ day: today - 1, count: 10 }], T0), true, 'an earlier day');
+  t.equal(atRest([bucket, daily], [{ tokens: 5, updatedMs: T0 }, { day: today, count: 2 }], T0), false, 'every rule must be at rest');
 });

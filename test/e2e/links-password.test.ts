@@ -1,6 +1,9 @@
 // Password links: the form and the JSON 401 on GET /{code}, POST /{code} with the password (form
 // or JSON), the per-address-and-code limit on wrong guesses, expiry, edits, and what is stored.
 import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { lmdbPath } from '../../src/store/lmdb';
 import { openSqlite } from '../../src/store/sqlite';
 import { startServer, testThreads, type Key, type TestServer } from '../helpers/server';
 import { BROWSER_UA, create, shorten, waitFor } from './links-helpers';
@@ -121,6 +124,12 @@ t.test('wrong passwords: 401, then 429 past five a minute per address and code',
   const tooShort = await server.post('/' + other, from('198.51.100.10', form('abc')));
   t.equal(tooShort.status, 401);
   t.equal(tooShort.headers.get('x-ratelimit-remaining'), '5', 'a password no link can have costs no guess');
+
+  // The counts are in the hot store, keyed by a pseudonym of the address, never the address.
+  const hot = readFileSync(join(lmdbPath(server.dataDir), 'data.mdb')).toString('latin1');
+  t.ok(hot.includes(`|${code}|link_password`), "the guesses' record is there");
+  t.equal(hot.includes(ip), false, 'no raw client address in the hot store');
+  t.equal(hot.includes('198.51.100.9'), false);
 });
 
 t.test('bad bodies, unknown, expired and open links', async (t) => {

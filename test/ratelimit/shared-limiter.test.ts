@@ -86,3 +86,22 @@ t.test('a refund gives the last check back, atomically, and never exceeds the ca
   t.equal(limiter.check('a', rules, now).allowed, true);
   t.same(limiter.check('a', rules, now).rejectedBy, ['burst']);
 });
+
+t.test('forgetAtRest forgets only the full records of its prefix and rule set', async (t) => {
+  const limiter = openLimiter(t);
+  const rules = [{ kind: 'bucket' as const, name: 'guess', capacity: 2, refillPerSecond: 1 }];
+  const others = [{ kind: 'bucket' as const, name: 'other', capacity: 2, refillPerSecond: 1 }];
+  limiter.check('p:a', rules, now);
+  limiter.check('p:b', rules, now);
+  limiter.check('p:b', rules, now);
+  limiter.check('p:c', others, now);
+  limiter.check('q:a', rules, now);
+  t.equal(limiter.forgetAtRest('p:', rules, now + 999), 0, 'none full yet');
+  t.equal(limiter.forgetAtRest('p:', rules, now + 1000), 1, 'p:a has its one token back');
+  t.equal(limiter.peek('p:b', rules, now + 1000).remaining, 1, 'p:b is still one short');
+  t.equal(limiter.forgetAtRest('p:', rules, now + 2000), 1, 'then p:b');
+  t.equal(limiter.peek('p:c', others, now).remaining, 1, 'another rule set under the prefix is kept');
+  t.equal(limiter.peek('q:a', rules, now).remaining, 1, 'another prefix is kept');
+  t.equal(limiter.forgetAtRest('p:', rules, now + 60_000), 0, 'nothing left to forget');
+  t.equal(limiter.check('p:a', rules, now + 2000).remaining, 1, 'a forgotten identity starts full');
+});
