@@ -3,6 +3,7 @@
 // is validated by one strict zod schema, so an unknown key or a wrong type stops start-up with a
 // single line that names the offending key.
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { blocklistHost } from './core/link-url';
@@ -18,6 +19,12 @@ const publicOrigin = z.string().refine((v) => v === '' || isHttpOrigin(v), {
   message: 'expected an http(s) origin such as https://short.example, or "" to derive it from the listening address',
 });
 const proxyEntry = z.string().refine((v) => parseProxyEntry(v) !== null, { message: 'expected an IP address or a CIDR range such as 10.0.0.0/8' });
+/** A host name: dot-separated labels of letters, digits and inner hyphens (RFC 1123), at most 253 characters. */
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+/** Where to listen: an IP address (IPv6 without brackets) or a host name, checked before anything starts. */
+const listenHost = z.string().refine((v) => isIP(v) !== 0 || HOST_NAME.test(v), {
+  message: 'expected an IP address such as 127.0.0.1 or ::, or a host name such as localhost',
+});
 const corsOrigin = z.string().refine((v) => v === '*' || isHttpOrigin(v), { message: 'expected "*" or an http(s) origin such as https://app.example' });
 /** An entry that names no host would block nothing, silently: refused instead (core/link-url.ts). */
 const blocklistEntry = z.string().refine((v) => blocklistHost(v) !== '', {
@@ -28,7 +35,7 @@ export const configSchema = z.strictObject({
   /** The data directory (PERCH_DATA, --data); relative to the config file that sets it, else to the working directory. */
   data: z.string().min(1),
   server: z.strictObject({
-    host: z.string().min(1),
+    host: listenHost,
     port: z.number().int().min(0).max(65535),
     threads: z.number().int().min(1).max(64),
     public_origin: publicOrigin,

@@ -102,6 +102,19 @@ t.test('links.pool_low_water may not exceed links.pool_target', async (t) => {
   }
 });
 
+t.test('server.host: an IP address or a host name', async (t) => {
+  for (const good of ['127.0.0.1', '0.0.0.0', '::', '::1', 'fe80::1', 'localhost', 'perch.internal', 'a-b.example', 'x'.repeat(63)]) {
+    t.equal(loadConfig({ env: { PERCH_SERVER_HOST: good } }).server.host, good, good);
+  }
+  for (const bad of ['', ' ', 'not a host!!', '[::1]', 'host:8080', '-lead.example', 'trail-.example', 'a..b', 'x'.repeat(64), 'http://localhost', 'bücher.example']) {
+    t.throws(
+      () => loadConfig({ env: { PERCH_SERVER_HOST: bad } }),
+      new ConfigError('invalid configuration key server.host: expected an IP address such as 127.0.0.1 or ::, or a host name such as localhost'),
+      JSON.stringify(bad),
+    );
+  }
+});
+
 t.test('links.blocklist: every entry must name a host', async (t) => {
   const good = ['evil.example', '*.evil.example', '.evil.example', 'Evil.Example.', 'https://evil.example/some/path', 'bücher.example', '10.0.0.1', '::1', '[2001:db8::1]'];
   t.same(loadConfig({ env: {}, file: file('blocklist.json', { links: { blocklist: good } }) }).links.blocklist, good, 'kept as written');

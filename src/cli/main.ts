@@ -1,6 +1,6 @@
 // `perch` — the command line of the appliance.
 import { Argument, Command, CommanderError, Option } from 'commander';
-import { fail, ignoreClosedOutput, intOption } from './common';
+import { UsageError, fail, ignoreClosedOutput, intOption } from './common';
 import { PRIVATE_UMASK } from '../store/data-dir';
 import { VERSION } from '../version';
 import { benchCommand, collectKeys, secondsOption, urlOption, type BenchFlags } from './bench';
@@ -24,6 +24,21 @@ function withCommon(cmd: Command): Command {
     .option('--config <file>', 'JSON file deep-merged over config/default.json');
 }
 
+/**
+ * A command that only groups others (`perch keys list`): run without one of them, it says so in one
+ * line and exits 2, as any other missing argument does, instead of printing its whole help.
+ */
+function commandGroup(program: Command, name: string, description: string): Command {
+  const group = program.command(name).description(description);
+  return group.usage('<command> [options]').argument('[command]').action((unknown?: string) => {
+    if (unknown === 'help') group.help();
+    const names = group.commands.map((c) => c.name()).join(', ');
+    throw new UsageError(
+      unknown === undefined ? `${name} needs a command (${names}); see perch ${name} --help` : `${name} has no command '${unknown}' (${names})`,
+    );
+  });
+}
+
 export function buildProgram(): Command {
   const program = new Command('perch')
     .description('A self-hosted short-link service and microblog in one appliance.')
@@ -44,7 +59,7 @@ export function buildProgram(): Command {
     .option('--json', 'print one JSON line', false)
     .action((opts) => keysCli().keygenCommand(opts));
 
-  const keys = program.command('keys').description('list and revoke API keys');
+  const keys = commandGroup(program, 'keys', 'list and revoke API keys');
   withCommon(keys.command('list').description('list key ids (never the keys themselves)'))
     .option('--user <user>', 'only the keys of this user (handle, @handle or user id)')
     .option('--json', 'print JSON', false)
@@ -52,7 +67,7 @@ export function buildProgram(): Command {
   withCommon(keys.command('revoke').description('revoke a key by its id').argument('<key-id>', 'id from `perch keys list`'))
     .action((keyId, opts) => keysCli().keysRevokeCommand(keyId, opts));
 
-  const flags = program.command('flags').description('accounts throttled by the anomaly detector');
+  const flags = commandGroup(program, 'flags', 'accounts throttled by the anomaly detector');
   withCommon(flags.command('list').description('list flagged accounts'))
     .option('--all', 'include flags that ended or were cleared', false)
     .option('--json', 'print JSON', false)

@@ -14,7 +14,7 @@ function dir(): string {
 t.teardown(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 commandTest('--help works everywhere and exits 0', async (t) => {
-  for (const args of [['--help'], ['serve', '--help'], ['keygen', '--help'], ['keys', 'list', '--help'], ['migrate', '--help'], ['status', '--help']]) {
+  for (const args of [['--help'], ['serve', '--help'], ['keygen', '--help'], ['keys', '--help'], ['keys', 'help'], ['keys', 'list', '--help'], ['flags', '--help'], ['migrate', '--help'], ['status', '--help']]) {
     const r = await runCli(args);
     t.equal(r.code, 0, args.join(' '));
     t.match(r.stdout, /Usage: perch/);
@@ -22,7 +22,7 @@ commandTest('--help works everywhere and exits 0', async (t) => {
 });
 
 commandTest('a bad flag or value prints one line and exits 2', async (t) => {
-  for (const args of [['serve', '--bogus'], ['serve', '--port', 'eighty'], ['serve', '--port', '70000'], ['serve', '--threads', '0'], ['nosuchcommand'], ['keygen'], ['keygen', '--user', 'bad handle!'], ['keygen', '--user', 'x'.repeat(31)], ['bench', 'nosuchscenario']]) {
+  for (const args of [['serve', '--bogus'], ['serve', '--port', 'eighty'], ['serve', '--port', '70000'], ['serve', '--threads', '0'], ['nosuchcommand'], ['keygen'], ['keygen', '--user', 'bad handle!'], ['keygen', '--user', 'x'.repeat(31)], ['bench', 'nosuchscenario'], ['keys'], ['flags'], ['keys', 'nosuchcommand']]) {
     const r = await runCli([...args, '--data', dir()]);
     t.equal(r.code, 2, `${args.join(' ')} exits 2`);
     const lines = r.stderr.trim().split('\n');
