@@ -34,7 +34,7 @@ export class MediaService {
     if (bytes.length === 0) throw invalidField('', 'the body is empty');
     const actual = sniffMediaType(bytes);
     if (actual !== declared) {
-      throw invalidField('', actual ? `the body is ${actual}, not ${declared}` : `the body is not a ${declared} image`);
+      throw invalidField('', actual ? `the body is ${actual}, not ${declared}` : `the body is not an image of type ${declared}`);
     }
     const id = this.newId();
     try {

@@ -14,8 +14,8 @@ const api = loadWebModule<Api>('src/api.ts');
 t.test('a detail the message already says is not said twice', async (t) => {
   const one = new api.ApiError(400, 'invalid_request', 'expires_at: must be in the future', null, [{ path: 'expires_at', message: 'must be in the future' }]);
   t.equal(api.describeError(one), 'expires_at: must be in the future');
-  const pathless = new api.ApiError(400, 'invalid_request', 'The body is not a image/png image.', null, [{ path: '', message: 'the body is not a image/png image' }]);
-  t.equal(api.describeError(pathless), 'The body is not a image/png image.');
+  const pathless = new api.ApiError(400, 'invalid_request', 'The body is not an image of type image/png.', null, [{ path: '', message: 'the body is not an image of type image/png' }]);
+  t.equal(api.describeError(pathless), 'The body is not an image of type image/png.');
 });
 
 t.test('details the message does not hold are added, and a 429 says when to try again', async (t) => {

@@ -204,6 +204,19 @@ t.test('edit the target and the expiry, then delete after a confirm', async (t) 
   const redirect = await fetch(`${server.url}/${code}`, { redirect: 'manual' });
   t.equal(redirect.headers.get('location'), newTarget, 'the short URL leads to the new target');
 
+  // Clear expiry empties the field (the focus goes there, with the button), and Save removes it.
+  await page.waitForSelector('button.clear-expiry');
+  await page.focus('button.clear-expiry');
+  t.equal(await textOf(page, 'button.clear-expiry'), 'Clear expiry');
+  await page.keyboard.press('Enter');
+  await waitInPage(page, `document.querySelector('#edit-expires').value === ''`);
+  t.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.id), 'edit-expires', 'the focus is on the field it cleared');
+  await waitInPage(page, `document.querySelector('[aria-live="polite"]').textContent === 'Expiry cleared; Save changes to remove it.'`);
+  t.equal((await server.get(`/api/links/${code}`, { key: alice.key })).json.expires_at, expectedExpiry, 'nothing saved yet');
+  await clickText(page, 'button', 'Save changes');
+  await waitInPage(page, `document.querySelector('[aria-live="polite"]').textContent === 'Link saved.'`);
+  t.equal((await server.get(`/api/links/${code}`, { key: alice.key })).json.expires_at, null, 'saved: the link no longer expires');
+
   await clickText(page, 'button', 'Delete link');
   await page.waitForSelector('dialog[open]');
   t.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.closest('dialog') !== null), true, 'focus moved into the dialog');
@@ -276,6 +289,7 @@ t.test('shorten with an alias, open the short URL in the browser, and see the cl
   t.equal(await textOf(p, '#shorten-alias-error'), conflict.json.message, "the server's sentence, beside the alias");
   t.equal(await textOf(p, '.card .error[role="alert"]'), conflict.json.message, 'and announced');
   t.equal(await p.evaluate(() => (globalThis as any).document.activeElement.id), 'shorten-alias', 'the alias field has the focus');
+  t.equal(await p.$('.created'), null, 'the link made before is no longer shown beside the error');
   t.equal(await p.$eval('#shorten-alias', (e: any) => e.getAttribute('aria-invalid')), 'true');
   await noSeriousViolationsOn(t, p, 'a taken alias');
   await typeInto(p, '#shorten-alias', '');
@@ -600,6 +614,34 @@ t.test('a key revoked while signed in ends the session with the server\'s messag
   t.equal(await textOf(p, '[aria-live="polite"]'), 'Signed out. The API key is unknown or revoked.', 'the sign-out is announced');
   t.equal(await p.$eval('.signin .error', (e: any) => e.getAttribute('role')), null, 'and not said again as an alert');
   t.same(tab.problems, []);
+});
+
+t.test('signing out in one tab signs out the other tabs; signing in with another key there follows', async (t) => {
+  const frank = await server.keygen('frank');
+  const gina = await server.keygen('gina');
+  const { context, tab } = await ownTab(t);
+  const first = tab.page;
+  await first.goto(server.url + '/');
+  await signIn(first, frank.key);
+  await first.waitForSelector('nav[aria-label="Main"]');
+  const second = await newAppPage(context as unknown as Browser);
+  reportOnFailure(t, second);
+  await second.page.goto(server.url + '/');
+  await second.page.waitForSelector('nav[aria-label="Main"]');
+  t.equal(await textOf(second.page, '.who .muted'), '@frank', 'the second tab starts with the stored key');
+
+  await clickText(first, 'button', 'Sign out');
+  await first.waitForSelector('#api-key');
+  await second.page.waitForSelector('#api-key');
+  t.equal(await textOf(second.page, '.signin .error'), 'You signed out in another tab.', 'the other tab says why');
+  await waitInPage(second.page, `document.querySelector('[aria-live="polite"]').textContent === 'Signed out. You signed out in another tab.'`);
+
+  await signIn(second.page, gina.key);
+  await second.page.waitForSelector('nav[aria-label="Main"]');
+  await first.waitForSelector('nav[aria-label="Main"]');
+  t.equal(await textOf(first, '.who .muted'), '@gina', 'the first tab follows the key signed in with');
+  t.same(tab.problems, []);
+  t.same(second.problems, []);
 });
 
 t.test('no script errors or Content-Security-Policy violations on any screen', async (t) => {

@@ -192,12 +192,19 @@ t.test('when the server restarts, the page reconnects and misses nothing', async
   t.equal(await server.stop('SIGTERM'), 0, 'the server stopped');
   await waitInPage(page, `document.querySelector('.live-status')?.dataset.state === 'waiting'`);
   t.match(await textOf(page, '.live-status'), /^Live updates are interrupted; trying again in \d+ s\.$/);
+  // The screen opened again while perch is down: its list cannot be read.
+  await page.evaluate(() => ((globalThis as any).location.hash = '#/'));
+  await page.waitForSelector('h1');
+  await page.evaluate(() => ((globalThis as any).location.hash = '#/notifications'));
+  await waitInPage(page, `document.querySelector('.screen .error')?.textContent.includes('Could not reach perch')`);
   restarted = await startServer({ dataDir: server.dataDir, port: server.port, config: { server: { public_origin: server.url } } });
   // Whether the page is back before this reply or after, it must show it: live, or from the
   // first page it reads again once reconnected.
   await ok(restarted.post('/api/posts', { key: bob.key, json: { text: 'Mine too!', reply_to: postId } }), 'reply');
   await waitInPage(page, `document.querySelector('.live-status')?.dataset.state === 'open'`, 30_000);
   t.ok(sockets.urls.length > socketsBefore, 'a new socket');
+  await waitInPage(page, `!document.querySelector('.screen .error') && document.querySelectorAll('.notification').length >= 20`);
+  t.pass('reconnected, the list is read again and its error is gone');
   await waitInPage(page, `document.querySelector('.notification')?.dataset.type === 'reply'`);
   await topRowSettled(page);
   t.equal((await rows(page))[0].text, 'Unread: @bob replied to your post: “Notes from the allotment: the beans are up.”');

@@ -221,6 +221,8 @@ t.test("likes toggle, with the count read back from the server; the author's ope
   t.equal(await textOf(alicePage, 'nav a[data-nav="notifications"]'), 'Notifications2, 2 unread', 'the badge, and its words for screen readers');
   await waitInPage(alicePage, `document.querySelector('[aria-live="polite"]').textContent === 'New notification: @bob liked your post.'`);
   t.pass('announced politely');
+  await waitInPage(alicePage, `document.querySelector('.post-list article[data-post-id="${postId}"] .post-actions')?.textContent.includes('1 like')`);
+  t.pass("the liked post's count on the author's page follows, without a reload");
   const frames = aliceSockets!.received.map((f) => JSON.parse(f));
   t.equal(frames.length, 1, 'one message on the socket (the follow came before the page opened)');
   t.equal(frames[0].type, 'notification');
@@ -249,8 +251,13 @@ t.test("likes toggle, with the count read back from the server; the author's ope
 });
 
 t.test("a reply from the post's page joins its thread, and deleting one's own post", async (t) => {
-  // bob is on alice's post's page (the test above).
+  // bob is on alice's post's page (the test above). Reply there goes to the form below.
   await bobPage.waitForSelector('#compose-text');
+  const [replyName] = await accessibleNames(bobPage, '.focus-post article button.reply');
+  t.match(replyName, /^Reply to @alice's post “.+”$/, 'named after the post it answers');
+  await bobPage.focus('.focus-post article button.reply');
+  await bobPage.keyboard.press('Enter');
+  t.equal(await bobPage.evaluate(() => (globalThis as any).document.activeElement?.id), 'compose-text', 'Reply puts the focus in the reply form');
   await waitInPage(bobPage, `document.body.textContent.includes('No replies yet.')`);
   t.equal(await textOf(bobPage, 'label[for="compose-text"]'), 'Your reply');
   await bobPage.type('#compose-text', 'Lovely light in that one.');
@@ -267,6 +274,11 @@ t.test("a reply from the post's page joins its thread, and deleting one's own po
   await noSeriousViolations(t, bobPage, 'post page with a reply');
   await waitInPage(alicePage, `document.querySelector('nav a[data-nav="notifications"] .nav-count')?.textContent === '3'`);
   t.pass("the reply reaches the author's open page live too");
+
+  // In a list, Reply is a link to the post's page, where the form is.
+  await bobPage.goto(server.url + '/#/users/alice');
+  await bobPage.waitForSelector(`article[data-post-id="${postId}"] a.reply`);
+  t.equal(await bobPage.$eval(`article[data-post-id="${postId}"] a.reply`, (a: any) => a.getAttribute('href')), `#/posts/${postId}`);
 
   await bobPage.goto(server.url + '/#/users/bob');
   await bobPage.waitForSelector(`article[data-post-id="${reply.id}"]`);
@@ -362,6 +374,36 @@ t.test('endless scrolling loads the next page as the end comes into view', async
   const posts = await accessibleNames(page, '.post-list article');
   t.equal(new Set(posts).size, 25, 'every post has a name of its own');
   t.match(posts[0], /^@carol, .*\d.*, “carol's post number 24”$/, 'author, time, beginning');
+  const replies = await accessibleNames(page, '.post-list article a.reply');
+  t.equal(new Set(replies).size, 25, 'every Reply has a name of its own');
+  t.equal(replies[0], "Reply to your post “carol's post number 24”");
+
+  // Deleted from the keyboard: the focus goes to the post that takes its place, not the page's body.
+  const [newest, next] = await page.$$eval('.post-list article', (els: any[]) => els.slice(0, 2).map((e) => e.dataset.postId));
+  await page.focus(`article[data-post-id="${newest}"] button.delete-post`);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('dialog[open]');
+  await page.focus('dialog[open] button.danger');
+  await page.keyboard.press('Enter');
+  await waitInPage(page, `!document.querySelector('article[data-post-id="${newest}"]')`);
+  await waitInPage(page, `document.activeElement?.dataset?.postId === '${next}'`);
+  t.pass('the focus is on the next post');
+});
+
+t.test('web addresses in a post are links, opened apart from the app', async (t) => {
+  const r = await server.post('/api/posts', { key: carol.key, json: { text: 'Read this (https://perch.example/abc1234). Or http://b.example/x?y=1, then javascript:alert(1)' } });
+  t.equal(r.status, 201);
+  const page = await personPage(carol);
+  await page.waitForSelector(`article[data-post-id="${r.json.id}"] .post-text a`);
+  const links = await page.$$eval(`article[data-post-id="${r.json.id}"] .post-text a`, (as: any[]) =>
+    as.map((a) => ({ href: a.getAttribute('href'), text: a.textContent, target: a.getAttribute('target'), rel: a.getAttribute('rel') })),
+  );
+  const rel = 'noopener noreferrer nofollow ugc';
+  t.same(links, [
+    { href: 'https://perch.example/abc1234', text: 'https://perch.example/abc1234', target: '_blank', rel },
+    { href: 'http://b.example/x?y=1', text: 'http://b.example/x?y=1', target: '_blank', rel },
+  ]);
+  t.equal(await textOf(page, `article[data-post-id="${r.json.id}"] .post-text`), 'Read this (https://perch.example/abc1234). Or http://b.example/x?y=1, then javascript:alert(1)', 'the text reads as written');
 });
 
 t.test('the phone-width layout (360 x 740)', async (t) => {

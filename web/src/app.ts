@@ -10,7 +10,7 @@ import { notificationSentence } from './notification-text';
 import { onNotification, startNotifications, stopNotifications, unreadCount } from './notifications';
 import { disablePush, renewPush } from './push';
 import { href, match, usePath } from './router';
-import { resume, session, signOut } from './session';
+import { followOtherTabs, resume, session, signOut } from './session';
 import { useStore } from './store';
 import { userById } from './users';
 import { Home } from './screens/home';
@@ -111,6 +111,7 @@ export function App() {
     resume()
       .catch((err) => setStartError(err))
       .finally(() => setStarting(false));
+    return followOtherTabs();
   }, []);
 
   const { route, params } = resolve(path);

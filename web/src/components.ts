@@ -8,6 +8,8 @@ import { excerpt } from './notification-text';
 import { href } from './router';
 import { session } from './session';
 import { createStore, useStore } from './store';
+import { textParts } from './post-links';
+import { onNotification } from './notifications';
 
 /** The text of the page's polite live region: outcomes of actions, for screen readers. */
 export const announcement = createStore('');
@@ -157,7 +159,14 @@ export function MoreItems<T>({ feed, label, endText }: { feed: Feed<T>; label: s
  * A post: author, time (a link to the post's page), text, images, likes, and its replies (a link to
  * its thread). `inThread`: shown within a thread, where the post it answers is shown above.
  */
-export function PostCard({ post, onChange, onRemoved, inThread = false }: { post: Post; onChange?: (post: Post) => void; onRemoved?: (id: string) => void; inThread?: boolean }) {
+export function PostCard({ post, onChange, onRemoved, onReply, inThread = false }: {
+  post: Post;
+  onChange?: (post: Post) => void;
+  onRemoved?: (id: string) => void;
+  /** Where the reply form is on the same screen (the post's own page): Reply goes to it. */
+  onReply?: () => void;
+  inThread?: boolean;
+}) {
   const me = useStore(session).me;
   const [liked, setLiked] = useState(() => (me ? isLiked(me.id, post.id) : false));
   const [busy, setBusy] = useState(false);
@@ -173,6 +182,21 @@ export function PostCard({ post, onChange, onRemoved, inThread = false }: { post
   // The post itself is named by its author, time and beginning: named by the author alone, every
   // post of a profile had the same name in a screen reader's list of articles.
   const name = `${author}, ${formatDateTime(post.created_at)}, ${quote}`;
+  // A like of, or a reply to, one's own post arrives as a notification while the post is on the
+  // screen: its counts are read again, so that they agree with what was just announced.
+  const latest = useRef({ post, onChange });
+  latest.current = { post, onChange };
+  useEffect(() => {
+    if (!mine || !onChange) return;
+    return onNotification((n) => {
+      if (n.post_id !== post.id || (n.type !== 'like' && n.type !== 'reply')) return;
+      api.get<Post>(`/api/posts/${post.id}`).then(
+        (fresh) => latest.current.onChange?.({ ...latest.current.post, like_count: fresh.like_count, reply_count: fresh.reply_count }),
+        // Gone meanwhile, or unreachable: the counts stay as they were.
+        () => undefined,
+      );
+    });
+  }, [post.id, mine, !!onChange]);
   // Like is a toggle: its name and its text stay the same and aria-pressed says whether the post
   // is liked (a name turning into "Liked" or "Unlike" would say the state twice, or contradict it).
 
@@ -182,7 +206,21 @@ export function PostCard({ post, onChange, onRemoved, inThread = false }: { post
     try {
       await api.del(`/api/posts/${post.id}`);
       announce('Post deleted.');
+      // The focus was on the dialog's button, inside the post that goes: it moves to the post that
+      // takes its place in the list (the next, else the one before), else to the screen's title,
+      // instead of falling to the page's body.
+      // A card is an item of a list (a thread's <li>) or a list's child itself (a timeline).
+      const card = document.querySelector(`article.post[data-post-id="${post.id}"]`);
+      const item = card?.closest('li') ?? card;
+      const sibling = item?.nextElementSibling ?? item?.previousElementSibling;
+      const neighbour = sibling?.matches('article.post') ? (sibling as HTMLElement) : sibling?.querySelector<HTMLElement>('article.post');
       onRemoved?.(post.id);
+      requestAnimationFrame(() => {
+        const target = neighbour?.isConnected ? neighbour : document.querySelector<HTMLElement>('main h1');
+        if (!target) return;
+        if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
+        target.focus();
+      });
     } catch (err) {
       setError(err);
     }
@@ -215,7 +253,9 @@ export function PostCard({ post, onChange, onRemoved, inThread = false }: { post
       <a href=${href('/posts/' + post.id)} class="post-time"><time datetime=${post.created_at}>${formatDateTime(post.created_at)}</time></a>
     </header>
     ${post.reply_to && !inThread ? html`<p class="muted small reply-to">Replying to <a href=${href('/posts/' + post.reply_to)}>a post</a></p>` : null}
-    <p class="post-text">${post.text}</p>
+    <p class="post-text">${textParts(post.text).map((part) =>
+      part.url ? html`<a href=${part.url} target="_blank" rel="noopener noreferrer nofollow ugc">${part.text}</a>` : part.text,
+    )}</p>
     ${post.media_ids.length > 0
       ? html`<div class=${'post-media count-' + post.media_ids.length}>
           ${post.media_ids.map(
@@ -231,6 +271,11 @@ export function PostCard({ post, onChange, onRemoved, inThread = false }: { post
         ? html`<a class="count replies-link" href=${href('/posts/' + post.id)}
             aria-label=${`${plural(post.reply_count, 'reply', 'replies')} to ${whose}`}>${plural(post.reply_count, 'reply', 'replies')}</a>`
         : html`<span class="count">0 replies</span>`}
+      ${me
+        ? onReply
+          ? html`<button type="button" class="secondary small reply" onClick=${onReply} aria-label=${`Reply to ${whose}`}>Reply</button>`
+          : html`<a class="reply" href=${href('/posts/' + post.id)} aria-label=${`Reply to ${whose}`}>Reply</a>`
+        : null}
       ${mine ? html`<button type="button" class="secondary small delete-post" onClick=${() => setConfirming(true)} aria-label=${`Delete ${whose}`}>Delete</button>` : null}
     </footer>
     <${ErrorMessage} error=${error} />

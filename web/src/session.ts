@@ -64,6 +64,27 @@ export async function resume(): Promise<void> {
   }
 }
 
+/**
+ * Keeps this tab's session the browser's: when another tab of the same origin signs out (the
+ * stored key removed) this one signs out too, instead of going on with the key it holds; when
+ * another tab signs in with another key, this one changes to it. Returns the unsubscribe.
+ */
+export function followOtherTabs(): () => void {
+  const onStorage = (e: StorageEvent) => {
+    // null: the whole storage was cleared (by the user, or the browser's "clear site data").
+    if (e.key !== KEY_STORAGE && e.key !== null) return;
+    const stored = storedKey();
+    const current = session.get().key;
+    if (stored === current) return;
+    // Ended here only: the stored key is the other tab's to keep or remove.
+    const endHere = (reason: string) => apply({ key: null, me: null, endedBecause: reason });
+    if (stored === null) return endHere('You signed out in another tab.');
+    signIn(stored).catch((err) => endHere(err instanceof ApiError ? err.message : 'Another tab signed in with another key, which could not be checked.'));
+  };
+  window.addEventListener('storage', onStorage);
+  return () => window.removeEventListener('storage', onStorage);
+}
+
 /** Updates the signed-in user's own record (counts change when following). */
 export function setMe(me: User): void {
   const s = session.get();

@@ -3,7 +3,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { MAX_POST_CODE_POINTS, codePointLength, showsNothing } from '../../../src/core/post-text';
-import { Problem, api, type Post } from '../api';
+import { ApiError, Problem, api, describeError, type Post } from '../api';
 import { ErrorMessage, announce } from '../components';
 import { plural } from '../format';
 import { session } from '../session';
@@ -18,6 +18,21 @@ interface Attachment {
   preview: string;
   /** The media id once uploaded: a retry after a failed post does not upload again. */
   id?: string;
+}
+
+/**
+ * Uploads one image; a refusal of the file itself (not an image of its type, too large) names the
+ * file, since several may have been attached.
+ */
+async function uploadNamed(file: File): Promise<{ id: string }> {
+  try {
+    return await api.upload(file);
+  } catch (err) {
+    if (err instanceof ApiError && (err.status === 400 || err.status === 413 || err.status === 415)) {
+      throw new Problem(`${file.name} could not be attached: ${describeError(err)}`);
+    }
+    throw err;
+  }
 }
 
 /** How the server counts: code points after NFC normalisation (src/core/post-text.ts). */
@@ -80,7 +95,7 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
       for (let i = 0; i < uploaded.length; i++) {
         if (uploaded[i].id) continue;
         setBusy(`Uploading image ${i + 1} of ${uploaded.length}…`);
-        const media = await api.upload(uploaded[i].file);
+        const media = await uploadNamed(uploaded[i].file);
         uploaded[i] = { ...uploaded[i], id: media.id };
         setAttachments([...uploaded]);
       }

@@ -124,6 +124,13 @@ function EditForm({ link, onSaved }: { link: Details; onSaved: (d: Details) => v
     }
   }
 
+  // Empties the field only, as typing would: Save changes sends it. The button goes with the
+  // value, so the focus moves to the field it cleared rather than falling to the page.
+  function clearExpiry() {
+    setExpires('');
+    document.getElementById('edit-expires')?.focus();
+    announce(link.expires_at ? 'Expiry cleared; Save changes to remove it.' : 'Expiry cleared.');
+  }
   const errs = { url: fieldError(error, 'url'), expires: fieldError(error, 'expires_at'), password: fieldError(error, 'password') };
   return html`<form onSubmit=${submit} class="stack" aria-labelledby="edit-title">
     <h2 id="edit-title">Edit</h2>
@@ -151,7 +158,7 @@ function EditForm({ link, onSaved }: { link: Details; onSaved: (d: Details) => v
     <${ErrorMessage} error=${error} />
     <div class="actions">
       <button type="submit" aria-disabled=${busy ? 'true' : null}>${busy ? 'Saving…' : 'Save changes'}</button>
-      ${expires ? html`<button type="button" class="secondary" onClick=${() => setExpires('')}>Remove expiry</button>` : null}
+      ${expires ? html`<button type="button" class="secondary clear-expiry" onClick=${clearExpiry}>Clear expiry</button>` : null}
     </div>
   </form>`;
 }
@@ -243,7 +250,7 @@ export function LinkDetails({ code }: { code: string }) {
     <section class="card"><${EditForm} key=${link.updated_at} link=${link} onSaved=${setLink} /></section>
     <section class="card" aria-labelledby="delete-title">
       <h2 id="delete-title">Delete</h2>
-      <p>Deleting stops the short link at once and removes its analytics for good. The code is not reused.</p>
+      <p>Deleting stops the short link at once and removes its analytics for good. A code from the pool is never handed out again; a custom alias may be chosen again once the server's waiting period (30 days unless configured otherwise) has passed.</p>
       <${ErrorMessage} error=${deleteError} />
       <button type="button" class="danger" onClick=${() => setConfirming(true)}>Delete link</button>
     </section>

@@ -39,6 +39,8 @@ function ShortenForm({ onCreated }: { onCreated: (link: LinkSummary) => void }) 
     setBusy(true);
     setError(null);
     setCopied(false);
+    // The last link made goes: shown beside this request's error, it read as this request's result.
+    setCreated(null);
     try {
       const body: Record<string, unknown> = { url: url.trim() };
       const expiresAt = fromLocalInput(expires);

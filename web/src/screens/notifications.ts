@@ -135,12 +135,17 @@ export function Notifications() {
   }, 'notifications');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  // The feed as last rendered, for the handlers below, which are made once.
+  const current = useRef(feed);
+  current.current = feed;
 
   useEffect(() => {
     // What arrives live goes on top (the list is by latest activity), replacing its older copy.
     const off = onNotification((n) => feed.setItems((items) => [n, ...items.filter((x) => x.id !== n.id)]));
-    // After a reconnection, read the first page again and put it on top.
+    // After a reconnection, read the first page again and put it on top; a list whose last read
+    // failed (perch was unreachable meanwhile) is read again whole, which clears its error.
     const offResync = onResync(() => {
+      if (current.current.error) return current.current.reload();
       api.get<NotificationPage>(withQuery('/api/notifications', { limit: 20 })).then(
         (page) => {
           noteSeen(page.items);

@@ -113,7 +113,8 @@ export function PostPage({ id }: { id: string }) {
         </section>`
       : null}
     ${post
-      ? html`<div class="focus-post"><${PostCard} post=${post} inThread=${!!above && above.posts.length > 0} onChange=${setPost} onRemoved=${() => {
+      ? html`<div class="focus-post"><${PostCard} post=${post} inThread=${!!above && above.posts.length > 0} onChange=${setPost}
+          onReply=${() => document.getElementById('compose-text')?.focus()} onRemoved=${() => {
           forgetPost(post.id);
           navigate('/');
         }} /></div>`
