@@ -8,6 +8,7 @@ interface Api {
   NetworkError: new (message: string) => Error;
   describeError(err: unknown): string;
   retryable(err: unknown): boolean;
+  waitText(seconds: number): string;
 }
 const api = loadWebModule<Api>('src/api.ts');
 
@@ -26,6 +27,13 @@ t.test('details the message does not hold are added, and a 429 says when to try 
   t.equal(api.describeError(two), 'The request is not valid. url: must have a host; alias: is taken.');
   const limited = new api.ApiError(429, 'rate_limited', 'Too many requests.', 3);
   t.equal(api.describeError(limited), 'Too many requests. Try again in 3 seconds.');
+  t.equal(api.describeError(new api.ApiError(429, 'rate_limited', 'Daily quota reached.', 591)), 'Daily quota reached. Try again in about 10 minutes.');
+});
+
+t.test('a wait reads as seconds, then minutes, then hours', async (t) => {
+  t.same([1, 2, 89, 90, 591, 5369, 5400, 3600 * 2 + 100, 86_399].map(api.waitText), [
+    '1 second', '2 seconds', '89 seconds', 'about 2 minutes', 'about 10 minutes', 'about 89 minutes', 'about 2 hours', 'about 2 hours', 'about 24 hours',
+  ]);
 });
 
 t.test('only a failure that asking again may mend is retryable', async (t) => {

@@ -184,6 +184,8 @@ t.test('a follower follows from the profile; a post with an image reaches their 
   // The follower's open timeline polls its first page and offers the new post.
   await bobPage.waitForSelector('button.new-posts', { timeout: 15_000 });
   t.equal(await textOf(bobPage, 'button.new-posts'), 'Show 1 new post');
+  t.notMatch(await textOf(bobPage, 'main'), /Nothing here yet/, 'an empty list does not say there is nothing beside the button');
+  t.match(await textOf(bobPage, 'main'), /New posts have arrived: show them with the button above\./);
   await bobPage.click('button.new-posts');
   await waitInPage(bobPage, `document.querySelectorAll('.post-list article').length === 1`);
   t.same(await articleTexts(bobPage), [POST_TEXT]);

@@ -131,13 +131,25 @@ export function describeError(err: unknown): string {
       .filter((line) => !said.includes(line.toLowerCase()));
     if (fields.length > 0) text += ' ' + fields.join('; ') + '.';
     if ((err.status === 429 || err.status === 503) && err.retryAfterSeconds) {
-      const s = err.retryAfterSeconds;
-      text += ` Try again in ${s} second${s === 1 ? '' : 's'}.`;
+      text += ` Try again in ${waitText(err.retryAfterSeconds)}.`;
     }
     return text;
   }
   if (err instanceof NetworkError || err instanceof Problem) return err.message;
   return 'Something went wrong in the web client: ' + (err instanceof Error ? err.message : String(err));
+}
+
+/**
+ * A wait as a person reads it: seconds up to a minute and a half ("3 seconds"), then about so
+ * many minutes, then hours ("about 10 minutes" rather than "591 seconds").
+ */
+export function waitText(seconds: number): string {
+  const s = Math.max(1, Math.ceil(seconds));
+  if (s < 90) return `${s} second${s === 1 ? '' : 's'}`;
+  const minutes = Math.round(s / 60);
+  if (minutes < 90) return `about ${minutes} minutes`;
+  const hours = Math.round(s / 3600);
+  return `about ${hours} hour${hours === 1 ? '' : 's'}`;
 }
 
 /**

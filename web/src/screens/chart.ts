@@ -5,6 +5,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ErrorMessage } from '../components';
 import { formatDay, plural } from '../format';
 
+const HALF_DAY_S = 43_200;
+
 export interface DayCount {
   date: string;
   count: number;
@@ -37,7 +39,9 @@ export function ClicksChart({ daily }: { daily: DayCount[] }) {
             cursor: { show: false },
             // Days are UTC calendar days (docs/links.md): label them so, not in local time.
             tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-            scales: { x: { time: true }, y: { range: (_u: unknown, _min: number, max: number) => [0, Math.max(1, max)] } },
+            // Half a day either side: a bar is centred on its day, so the first and the last (today)
+            // would otherwise be cut in half at the plot's edges.
+            scales: { x: { time: true, range: (_u: unknown, min: number, max: number) => [min - HALF_DAY_S, max + HALF_DAY_S] }, y: { range: (_u: unknown, _min: number, max: number) => [0, Math.max(1, max)] } },
             axes: [
               { stroke: ink, grid: { show: false } },
               { stroke: ink, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000, 10000, 50000, 100000] },

@@ -94,7 +94,8 @@ export function Home() {
             Show ${newCount === PAGE ? `${PAGE}+` : newCount} new post${newCount === 1 ? '' : 's'}
           </button>`
         : null}
-      <${PostList} feed=${feed} empty="Nothing here yet. Write a post, or follow someone from their profile." />
+      <${PostList} feed=${feed}
+        empty=${newCount > 0 ? 'New posts have arrived: show them with the button above.' : 'Nothing here yet. Write a post, or follow someone from their profile.'} />
     </section>
   </div>`;
 }
