@@ -633,8 +633,8 @@ t.test('signing out in one tab signs out the other tabs; signing in with another
   await clickText(first, 'button', 'Sign out');
   await first.waitForSelector('#api-key');
   await second.page.waitForSelector('#api-key');
-  t.equal(await textOf(second.page, '.signin .error'), 'You signed out in another tab.', 'the other tab says why');
-  await waitInPage(second.page, `document.querySelector('[aria-live="polite"]').textContent === 'Signed out. You signed out in another tab.'`);
+  t.equal(await textOf(second.page, '.signin .error'), 'The session ended in another tab.', 'the other tab says why');
+  await waitInPage(second.page, `document.querySelector('[aria-live="polite"]').textContent === 'Signed out. The session ended in another tab.'`);
 
   await signIn(second.page, gina.key);
   await second.page.waitForSelector('nav[aria-label="Main"]');

@@ -78,7 +78,7 @@ export function followOtherTabs(): () => void {
     if (stored === current) return;
     // Ended here only: the stored key is the other tab's to keep or remove.
     const endHere = (reason: string) => apply({ key: null, me: null, endedBecause: reason });
-    if (stored === null) return endHere('You signed out in another tab.');
+    if (stored === null) return endHere('The session ended in another tab.');
     signIn(stored).catch((err) => endHere(err instanceof ApiError ? err.message : 'Another tab signed in with another key, which could not be checked.'));
   };
   window.addEventListener('storage', onStorage);
