@@ -1,13 +1,15 @@
 // What perch keeps of a client's address where it must key something on it (the wrong-password
-// limit of a protected link, in LMDB): a keyed hash, never the address. The key is made at each
-// server start and held only in memory, so what is on disk cannot be tied back to an address, not
-// even by someone with the data directory and every address there is to try. The records keyed
-// this way live for minutes; a restart starting them afresh costs nothing worth keeping.
+// limit of a protected link, in LMDB): a keyed hash, never the address. The key is shared by every
+// thread and process on the data directory and replaced every hour (ratelimit/pseudonym-key.ts),
+// and the records keyed this way live for minutes, so what is on disk can be tied back to an
+// address only with the key of the hour, and only for the clients of the last minutes.
 import { createHmac, randomBytes } from 'node:crypto';
 
-/** A new key for clientPseudonym, one per server run, shared by its HTTP threads. */
-export function newPseudonymKey(): Uint8Array {
-  return new Uint8Array(randomBytes(32));
+export const PSEUDONYM_KEY_BYTES = 32;
+
+/** A new key for clientPseudonym. */
+export function newPseudonymKey(): Buffer {
+  return randomBytes(PSEUDONYM_KEY_BYTES);
 }
 
 /** The keyed hash of a client address: 128 bits, base64url. */

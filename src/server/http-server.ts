@@ -46,7 +46,7 @@ export function startHttpServer(data: ThreadData, port: MessagePort, onMainThrea
   const signals = new Signals(data.signals, signalLayout());
   const writer = data.writer ? startLocalWriter(data.writer) : null;
   const writes = writer ? writer.localClient() : WriterClient.overPort(data.writerPort!);
-  const ctx = openThreadContext(data.config, data.dataDir, data.threadIndex, writes, data.redirectTable, data.pseudonymKey, metrics, signals, mainHot);
+  const ctx = openThreadContext(data.config, data.dataDir, data.threadIndex, writes, data.redirectTable, metrics, signals, mainHot);
   const parts: CapabilityThread[] = CAPABILITIES.map((c) => c.http?.(ctx) ?? {});
 
   function startLocalWriter(shared: NonNullable<ThreadData['writer']>): Writer {

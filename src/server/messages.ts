@@ -20,8 +20,6 @@ export interface ThreadData {
   threadIndex: number;
   /** The per-IP redirect buckets, one table for every HTTP thread (ratelimit/ip-buckets.ts). */
   redirectTable: SharedArrayBuffer;
-  /** This run's key for client pseudonyms (core/client-pseudonym.ts), the same in every thread. */
-  pseudonymKey: Uint8Array;
   /** The signals the writer raises (server/signals.ts), which readers watch. */
   signals: SharedArrayBuffer;
   /** Where each thread writes its V8 heap figures (server/thread-memory.ts). */

@@ -19,7 +19,6 @@ import { ThreadMemoryTable } from './thread-memory';
 import { WORKER_RESOURCE_LIMITS } from './heap-limits';
 import { effectivePublicOrigin } from './public-origin';
 import { IpBuckets } from '../ratelimit/ip-buckets';
-import { newPseudonymKey } from '../core/client-pseudonym';
 import { log, errorFields, configureLog, LOG_FORMAT_VARIABLE } from '../log';
 import type { MetricsJson } from '../http/metrics';
 import { loadNativeUws } from '../http/uws';
@@ -207,7 +206,6 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   const writerStats = new Float64Array(new SharedArrayBuffer(3 * Float64Array.BYTES_PER_ELEMENT));
   const redirectTable = IpBuckets.allocate();
-  const pseudonymKey = newPseudonymKey();
   const writerShared: WriterShared = { stats: writerStats.buffer as SharedArrayBuffer, signals: signals.buffer, memory: memoryTable.buffer };
   groupCommitMetrics(supervisorRegistry, writerStats);
   processMetrics(supervisorRegistry);
@@ -289,8 +287,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
 
   function startThread(index: number): Promise<ThreadHandle> {
     const workerData: ThreadData = httpOnMain
-      ? { config, dataDir, port, threadIndex: index, redirectTable, pseudonymKey, signals: signals.buffer, memory: memoryTable.buffer, writer: { ports: [supervisorChannel.port2], ...writerShared } }
-      : { config, dataDir, port, threadIndex: index, redirectTable, pseudonymKey, signals: signals.buffer, memory: memoryTable.buffer, writerPort: writerPorts[index] };
+      ? { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, memory: memoryTable.buffer, writer: { ports: [supervisorChannel.port2], ...writerShared } }
+      : { config, dataDir, port, threadIndex: index, redirectTable, signals: signals.buffer, memory: memoryTable.buffer, writerPort: writerPorts[index] };
     const worker: HttpEndpoint = httpOnMain
       ? httpOnMainThread(workerData, hot)
       : new Worker(join(__dirname, 'http-thread.js'), { workerData, transferList: [writerPorts[index]], resourceLimits: WORKER_RESOURCE_LIMITS });

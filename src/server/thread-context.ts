@@ -12,6 +12,7 @@ import type { ThreadMetrics } from '../http/metrics';
 import { ThreadPubSub } from '../pubsub/port';
 import { RateLimits } from '../ratelimit/policies';
 import { SharedLimiter } from '../ratelimit/shared';
+import { PseudonymKeys } from '../ratelimit/pseudonym-key';
 import { openHotStore, type HotStore } from '../store/lmdb';
 import { leaseNodeId, type LeasedIdGenerator } from '../store/node-lease';
 import { serverSecret } from '../store/secrets';
@@ -37,7 +38,6 @@ export function openThreadContext(
   threadIndex: number,
   writes: WriterClient,
   redirectTable: SharedArrayBuffer,
-  pseudonymKey: Uint8Array,
   metrics: ThreadMetrics,
   signals: Signals,
   sharedHot?: HotStore,
@@ -47,6 +47,7 @@ export function openThreadContext(
   const lease = leaseNodeId(hot);
   const limits = new RateLimits(config, new SharedLimiter(hot), { rejected: metrics.rateLimitRejected }, redirectTable);
   const pubsub = new ThreadPubSub(config.server.threads - 1);
+  const pseudonymKeys = new PseudonymKeys(hot);
   return {
     config,
     dataDir,
@@ -64,7 +65,7 @@ export function openThreadContext(
     signals,
     metrics,
     trustedProxies: new TrustedProxies(config.server.trusted_proxies),
-    pseudonym: (address) => clientPseudonym(pseudonymKey, address),
+    pseudonym: (address) => clientPseudonym(pseudonymKeys.current(), address),
     threadIndex,
     async close() {
       writes.close();
