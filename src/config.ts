@@ -22,7 +22,7 @@ const proxyEntry = z.string().refine((v) => parseProxyEntry(v) !== null, { messa
 /** A host name: dot-separated labels of letters, digits and inner hyphens (RFC 1123), at most 253 characters. */
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 /** Where to listen: an IP address (IPv6 without brackets) or a host name, checked before anything starts. */
-const listenHost = z.string().refine((v) => isIP(v) !== 0 || HOST_NAME.test(v), {
+const listenHost = z.string().refine((v) => isIP(v) !== 0 || (HOST_NAME.test(v.replace(/\.$/, '')) && !/^[\d.]+$/.test(v)), {
   message: 'expected an IP address such as 127.0.0.1 or ::, or a host name such as localhost',
 });
 const corsOrigin = z.string().refine((v) => v === '*' || isHttpOrigin(v), { message: 'expected "*" or an http(s) origin such as https://app.example' });

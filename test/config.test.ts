@@ -103,10 +103,10 @@ t.test('links.pool_low_water may not exceed links.pool_target', async (t) => {
 });
 
 t.test('server.host: an IP address or a host name', async (t) => {
-  for (const good of ['127.0.0.1', '0.0.0.0', '::', '::1', 'fe80::1', 'localhost', 'perch.internal', 'a-b.example', 'x'.repeat(63)]) {
+  for (const good of ['127.0.0.1', '0.0.0.0', '::', '::1', 'fe80::1', 'localhost', 'perch.internal', 'a-b.example', 'x'.repeat(63), 'localhost.', 'perch.internal.']) {
     t.equal(loadConfig({ env: { PERCH_SERVER_HOST: good } }).server.host, good, good);
   }
-  for (const bad of ['', ' ', 'not a host!!', '[::1]', 'host:8080', '-lead.example', 'trail-.example', 'a..b', 'x'.repeat(64), 'http://localhost', 'bücher.example']) {
+  for (const bad of ['', ' ', 'not a host!!', '[::1]', 'host:8080', '-lead.example', 'trail-.example', 'a..b', 'x'.repeat(64), 'http://localhost', 'bücher.example', '256.1.1.1', '1.2.3', 'a..']) {
     t.throws(
       () => loadConfig({ env: { PERCH_SERVER_HOST: bad } }),
       new ConfigError('invalid configuration key server.host: expected an IP address such as 127.0.0.1 or ::, or a host name such as localhost'),

@@ -31,6 +31,7 @@ function withCommon(cmd: Command): Command {
 function commandGroup(program: Command, name: string, description: string): Command {
   const group = program.command(name).description(description);
   return group.usage('<command> [options]').argument('[command]').action((unknown?: string) => {
+    // With an action of its own, the group no longer gets commander's implicit help command.
     if (unknown === 'help') group.help();
     const names = group.commands.map((c) => c.name()).join(', ');
     throw new UsageError(

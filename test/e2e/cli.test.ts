@@ -22,12 +22,25 @@ commandTest('--help works everywhere and exits 0', async (t) => {
 });
 
 commandTest('a bad flag or value prints one line and exits 2', async (t) => {
-  for (const args of [['serve', '--bogus'], ['serve', '--port', 'eighty'], ['serve', '--port', '70000'], ['serve', '--threads', '0'], ['nosuchcommand'], ['keygen'], ['keygen', '--user', 'bad handle!'], ['keygen', '--user', 'x'.repeat(31)], ['bench', 'nosuchscenario'], ['keys'], ['flags'], ['keys', 'nosuchcommand']]) {
+  for (const args of [['serve', '--bogus'], ['serve', '--port', 'eighty'], ['serve', '--port', '70000'], ['serve', '--threads', '0'], ['nosuchcommand'], ['keygen'], ['keygen', '--user', 'bad handle!'], ['keygen', '--user', 'x'.repeat(31)], ['bench', 'nosuchscenario']]) {
     const r = await runCli([...args, '--data', dir()]);
     t.equal(r.code, 2, `${args.join(' ')} exits 2`);
     const lines = r.stderr.trim().split('\n');
     t.equal(lines.length, 1, `${args.join(' ')} prints one line: ${r.stderr.trim()}`);
     t.ok(lines[0].length > 10, `the line says what is wrong: ${lines[0]}`);
+  }
+});
+
+commandTest('a command group without its command says which there are, in one line, exit 2', async (t) => {
+  for (const [args, line] of [
+    [['keys'], 'perch: keys needs a command (list, revoke); see perch keys --help'],
+    [['flags'], 'perch: flags needs a command (list, clear); see perch flags --help'],
+    [['keys', 'nosuchcommand'], "perch: keys has no command 'nosuchcommand' (list, revoke)"],
+  ] as const) {
+    const r = await runCli([...args]);
+    t.equal(r.code, 2, `${args.join(' ')} exits 2`);
+    t.equal(r.stderr, line + '\n');
+    t.equal(r.stdout, '');
   }
 });
 

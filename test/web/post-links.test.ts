@@ -27,6 +27,8 @@ t.test('what is not an address stays text', async (t) => {
   t.same(urls('https:// alone, ftp://a.example, javascript:alert(1), www.example.com'), [], 'only http(s) with something after //');
   t.same(urls('xhttps://a.example'), [], 'inside a word');
   t.same(textParts(''), []);
+  t.same(urls('https://a.example/\u202Egpj.exe'), ['https://a.example/'], 'an invisible format character ends it (a right-to-left override)');
+  t.same(urls('https://a.example/x\u200By'), ['https://a.example/x'], 'a zero-width space too');
 });
 
 t.test('joined, the parts are the text', async (t) => {

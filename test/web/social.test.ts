@@ -390,6 +390,17 @@ t.test('endless scrolling loads the next page as the end comes into view', async
   await waitInPage(page, `!document.querySelector('article[data-post-id="${newest}"]')`);
   await waitInPage(page, `document.activeElement?.dataset?.postId === '${next}'`);
   t.pass('the focus is on the next post');
+  // The last post of the list: none after it (the list's end), so the one before.
+  const loaded = await page.$$eval('.post-list article', (els: any[]) => els.map((e) => e.dataset.postId));
+  const [before, last] = loaded.slice(-2);
+  await page.focus(`article[data-post-id="${last}"] button.delete-post`);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('dialog[open]');
+  await page.focus('dialog[open] button.danger');
+  await page.keyboard.press('Enter');
+  await waitInPage(page, `!document.querySelector('article[data-post-id="${last}"]')`);
+  await waitInPage(page, `document.activeElement?.dataset?.postId === '${before}'`);
+  t.pass('after the last post, the focus is on the one before it');
 });
 
 t.test('web addresses in a post are links, opened apart from the app', async (t) => {

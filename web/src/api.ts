@@ -146,8 +146,7 @@ export function describeError(err: unknown): string {
 export function waitText(seconds: number): string {
   const s = Math.max(1, Math.ceil(seconds));
   if (s < 90) return `${s} second${s === 1 ? '' : 's'}`;
-  const minutes = Math.round(s / 60);
-  if (minutes < 90) return `about ${minutes} minutes`;
+  if (s < 5400) return `about ${Math.round(s / 60)} minutes`;
   const hours = Math.round(s / 3600);
   return `about ${hours} hour${hours === 1 ? '' : 's'}`;
 }

@@ -155,6 +155,15 @@ export function MoreItems<T>({ feed, label, endText }: { feed: Feed<T>; label: s
   </div>`;
 }
 
+/** The first post among `from`'s siblings in one direction (a list's end, "Load older posts", is none). */
+function nearestPost(from: Element, way: 'nextElementSibling' | 'previousElementSibling'): HTMLElement | null {
+  for (let el = from[way]; el; el = el[way]) {
+    const post = el.matches('article.post') ? el : el.querySelector('article.post');
+    if (post) return post as HTMLElement;
+  }
+  return null;
+}
+
 /**
  * A post: author, time (a link to the post's page), text, images, likes, and its replies (a link to
  * its thread). `inThread`: shown within a thread, where the post it answers is shown above.
@@ -212,8 +221,7 @@ export function PostCard({ post, onChange, onRemoved, onReply, inThread = false 
       // A card is an item of a list (a thread's <li>) or a list's child itself (a timeline).
       const card = document.querySelector(`article.post[data-post-id="${post.id}"]`);
       const item = card?.closest('li') ?? card;
-      const sibling = item?.nextElementSibling ?? item?.previousElementSibling;
-      const neighbour = sibling?.matches('article.post') ? (sibling as HTMLElement) : sibling?.querySelector<HTMLElement>('article.post');
+      const neighbour = item ? (nearestPost(item, 'nextElementSibling') ?? nearestPost(item, 'previousElementSibling')) : null;
       onRemoved?.(post.id);
       requestAnimationFrame(() => {
         const target = neighbour?.isConnected ? neighbour : document.querySelector<HTMLElement>('main h1');

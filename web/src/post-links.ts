@@ -6,8 +6,12 @@ export interface TextPart {
   url?: string;
 }
 
-/** http(s) addresses, up to white space or a character that cannot stand unescaped in one. */
-const ADDRESS = /\bhttps?:\/\/[^\s<>"'`]+/gi;
+/**
+ * http(s) addresses, up to white space, a character that cannot stand unescaped in one, or an
+ * invisible format character (a right-to-left override would make the link's text read otherwise
+ * than where it leads).
+ */
+const ADDRESS = /\bhttps?:\/\/[^\s<>"'`\p{Cf}]+/giu;
 /** What ends a sentence around an address rather than the address itself. */
 const TRAILING = /[.,;:!?'"*_]+$/;
 

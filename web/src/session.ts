@@ -23,8 +23,21 @@ function storedKey(): string | null {
 }
 
 function apply(next: Session): void {
-  configureApi(next.key, (err) => signOut(err.message));
+  configureApi(next.key, (err) => endSession(next.key, err.message));
   session.set(next);
+}
+
+/**
+ * Ends this tab's session with key `key` (refused by the server): the stored key is forgotten only
+ * if it is still that one, since another tab may have signed in with another key meanwhile.
+ */
+function endSession(key: string | null, reason: string): void {
+  try {
+    if (key !== null && localStorage.getItem(KEY_STORAGE) === key) localStorage.removeItem(KEY_STORAGE);
+  } catch {
+    // Nothing stored.
+  }
+  apply({ key: null, me: null, endedBecause: reason });
 }
 
 /** Checks a key with GET /api/me; on success keeps it and signs in. Throws the API's error. */
@@ -56,18 +69,24 @@ export function signOut(reason: string | null = null): void {
 export async function resume(): Promise<void> {
   const key = storedKey();
   if (!key) return apply({ key: null, me: null, endedBecause: null });
+  let me: User;
   try {
-    await signIn(key);
+    me = await request<User>('GET', '/api/me', { key });
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401) signOut(err.message);
-    else throw err;
+    if (err instanceof ApiError && err.status === 401) return endSession(key, err.message);
+    throw err;
   }
+  // Another tab signed out or in while the key was being checked: what is stored now decides.
+  // (Written back here, the key would undo that tab's sign-out.)
+  if (storedKey() !== key) return resume();
+  apply({ key, me, endedBecause: null });
 }
 
 /**
  * Keeps this tab's session the browser's: when another tab of the same origin signs out (the
  * stored key removed) this one signs out too, instead of going on with the key it holds; when
- * another tab signs in with another key, this one changes to it. Returns the unsubscribe.
+ * another tab signs in with another key, this one starts again with it (a reload: nothing the
+ * screens hold of the previous user stays). Returns the unsubscribe.
  */
 export function followOtherTabs(): () => void {
   const onStorage = (e: StorageEvent) => {
@@ -76,10 +95,9 @@ export function followOtherTabs(): () => void {
     const stored = storedKey();
     const current = session.get().key;
     if (stored === current) return;
-    // Ended here only: the stored key is the other tab's to keep or remove.
-    const endHere = (reason: string) => apply({ key: null, me: null, endedBecause: reason });
-    if (stored === null) return endHere('The session ended in another tab.');
-    signIn(stored).catch((err) => endHere(err instanceof ApiError ? err.message : 'Another tab signed in with another key, which could not be checked.'));
+    // Ended here only: there is no stored key left to forget.
+    if (stored === null) return apply({ key: null, me: null, endedBecause: 'The session ended in another tab.' });
+    location.reload();
   };
   window.addEventListener('storage', onStorage);
   return () => window.removeEventListener('storage', onStorage);

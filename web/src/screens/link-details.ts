@@ -250,7 +250,7 @@ export function LinkDetails({ code }: { code: string }) {
     <section class="card"><${EditForm} key=${link.updated_at} link=${link} onSaved=${setLink} /></section>
     <section class="card" aria-labelledby="delete-title">
       <h2 id="delete-title">Delete</h2>
-      <p>Deleting stops the short link at once and removes its analytics for good. A code from the pool is never handed out again; a custom alias may be chosen again once the server's waiting period (30 days unless configured otherwise) has passed.</p>
+      <p>Deleting stops the short link at once and removes its analytics for good. Its code is never handed out from the pool again; once the server's waiting period has passed (30 days unless configured otherwise), anyone may choose it as a custom alias.</p>
       <${ErrorMessage} error=${deleteError} />
       <button type="button" class="danger" onClick=${() => setConfirming(true)}>Delete link</button>
     </section>
