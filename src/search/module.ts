@@ -13,6 +13,7 @@ import type { BackgroundContext } from '../server/background';
 import { SocialStore } from '../social/store';
 import { SharedBudget } from './budget';
 import { INDEX_PARTITIONS, type IndexResult } from './indexer';
+import type { RebuildResult } from './rebuild';
 import { APPLY_PER_TRANSACTION } from './embedded-engine';
 import { MIGRATIONS } from './migrations';
 import { QueryStream, openQueryStream, queryStreamDepth } from './query-stream';
@@ -110,7 +111,12 @@ export const search: Capability = {
     // The engine's database is made here, before any thread opens it. An index never built (a
     // new install, or posts made before search existed) is built from the posts once; the
     // consumers then replay the outbox they have not seen, which changes nothing it already has.
-    if (supervisorIndex(ctx).meta('built_at') === undefined) await ctx.runTask(SEARCH_TASKS, 'search.rebuildIndex');
+    if (supervisorIndex(ctx).meta('built_at') === undefined) {
+      // Said before the wait, so that a long first start (or an upgrade's) explains itself.
+      log.info('building the search index from the posts before listening');
+      const built = (await ctx.runTask(SEARCH_TASKS, 'search.rebuildIndex')) as RebuildResult;
+      log.info('search index built', { posts: built.posts, ms: Math.round(built.ms) });
+    }
     // Suggestion lists are hot state: rebuilt from the stored counts when missing, or when the
     // half-life they were scored with changed.
     if (new SuggestionIndex(ctx.hot).needsRebuild(halfLifeMs(ctx.config.suggest.half_life_hours))) {
