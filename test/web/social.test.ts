@@ -381,25 +381,23 @@ t.test('endless scrolling loads the next page as the end comes into view', async
   t.equal(replies[0], "Reply to your post “carol's post number 24”");
 
   // Deleted from the keyboard: the focus goes to the post that takes its place, not the page's body.
-  const [newest, next] = await page.$$eval('.post-list article', (els: any[]) => els.slice(0, 2).map((e) => e.dataset.postId));
-  await page.focus(`article[data-post-id="${newest}"] button.delete-post`);
-  await page.keyboard.press('Enter');
-  await page.waitForSelector('dialog[open]');
-  await page.focus('dialog[open] button.danger');
-  await page.keyboard.press('Enter');
-  await waitInPage(page, `!document.querySelector('article[data-post-id="${newest}"]')`);
-  await waitInPage(page, `document.activeElement?.dataset?.postId === '${next}'`);
+  const loaded = () => page.$$eval('.post-list article', (els: any[]) => els.map((e) => e.dataset.postId as string));
+  /** Deletes post `id` with Enter on its Delete and on the dialog's; waits until the focus is on `then`. */
+  const deleteFromKeyboard = async (id: string, then: string) => {
+    await page.focus(`article[data-post-id="${id}"] button.delete-post`);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('dialog[open]');
+    await page.focus('dialog[open] button.danger');
+    await page.keyboard.press('Enter');
+    await waitInPage(page, `!document.querySelector('article[data-post-id="${id}"]')`);
+    await waitInPage(page, `document.activeElement?.dataset?.postId === '${then}'`);
+  };
+  const [newest, next] = await loaded();
+  await deleteFromKeyboard(newest, next);
   t.pass('the focus is on the next post');
   // The last post of the list: none after it (the list's end), so the one before.
-  const loaded = await page.$$eval('.post-list article', (els: any[]) => els.map((e) => e.dataset.postId));
-  const [before, last] = loaded.slice(-2);
-  await page.focus(`article[data-post-id="${last}"] button.delete-post`);
-  await page.keyboard.press('Enter');
-  await page.waitForSelector('dialog[open]');
-  await page.focus('dialog[open] button.danger');
-  await page.keyboard.press('Enter');
-  await waitInPage(page, `!document.querySelector('article[data-post-id="${last}"]')`);
-  await waitInPage(page, `document.activeElement?.dataset?.postId === '${before}'`);
+  const [before, last] = (await loaded()).slice(-2);
+  await deleteFromKeyboard(last, before);
   t.pass('after the last post, the focus is on the one before it');
 });
 
