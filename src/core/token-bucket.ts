@@ -71,9 +71,19 @@ export interface QuotaDecision extends LimitOutcome {
 
 const DAY_MS = 86_400_000;
 
+/** The UTC day number of a time (days since 1970-01-01). */
+function utcDay(ms: number): number {
+  return Math.floor(ms / DAY_MS);
+}
+
+/** What a quota has counted on the day of `nowMs` (a count of an earlier day is spent). */
+function usedToday(state: QuotaState | undefined, nowMs: number): number {
+  return state && state.day === utcDay(nowMs) ? state.count : 0;
+}
+
 export function takeQuota(state: QuotaState | undefined, limit: number, nowMs: number): QuotaDecision {
-  const day = Math.floor(nowMs / DAY_MS);
-  const used = state && state.day === day ? state.count : 0;
+  const day = utcDay(nowMs);
+  const used = usedToday(state, nowMs);
   const allowed = used < limit;
   const count = allowed ? used + 1 : used;
   const nextDayUnix = ((day + 1) * DAY_MS) / 1000;
@@ -152,7 +162,7 @@ function describeUntouched(rule: LimitRule, state: LimitState | undefined, nowMs
     return { ...d, remaining: Math.floor(tokens + 1e-9), resetUnix: Math.ceil((nowMs + full * 1000) / 1000) };
   }
   const q = state as QuotaState | undefined;
-  const used = q && q.day === Math.floor(nowMs / DAY_MS) ? q.count : 0;
+  const used = usedToday(q, nowMs);
   return { ...d, remaining: rule.limit - used, resetUnix: used === 0 ? Math.ceil(nowMs / 1000) : d.resetUnix };
 }
 
@@ -178,7 +188,7 @@ export function refundRules(rules: LimitRule[], states: Array<LimitState | undef
       return { tokens: Math.min(rule.capacity, refill(s, rule, nowMs) + 1), updatedMs: Math.max(nowMs, s.updatedMs) };
     }
     const q = state as QuotaState;
-    return q.day === Math.floor(nowMs / DAY_MS) ? { day: q.day, count: Math.max(0, q.count - 1) } : q;
+    return q.day === utcDay(nowMs) ? { day: q.day, count: Math.max(0, q.count - 1) } : q;
   });
 }
 
@@ -191,7 +201,6 @@ export function atRest(rules: LimitRule[], states: Array<LimitState | undefined>
     const state = states[i];
     if (state === undefined) return true;
     if (rule.kind === 'bucket') return refill(state as BucketState, rule, nowMs) >= rule.capacity;
-    const q = state as QuotaState;
-    return q.count === 0 || q.day !== Math.floor(nowMs / DAY_MS);
+    return usedToday(state as QuotaState, nowMs) === 0;
   });
 }
