@@ -517,11 +517,19 @@ export class LinkService {
   }
 
   /**
+   * Whose wrong passwords for a protected link count together: one client address (as its
+   * pseudonym: the record is in LMDB, on disk), one code.
+   */
+  private guessIdentity(client: string, code: string): string {
+    return PASSWORD_GUESSES + this.deps.pseudonym(client) + '|' + code;
+  }
+
+  /**
    * The wrong-password limit of a client for a code as it stands, nothing consumed: the headers of
    * an answer that checked no password (a body that carries none, or is too large).
    */
   passwordLimitHeaders(code: string, client: string, nowMs = Date.now()): Record<string, string> {
-    return rateLimitHeaders(this.guesses.peek(passwordIdentity(this.deps.pseudonym(client), code), this.guessRules, nowMs));
+    return rateLimitHeaders(this.guesses.peek(this.guessIdentity(client, code), this.guessRules, nowMs));
   }
 
   /**
@@ -531,7 +539,7 @@ export class LinkService {
    * that no link could have (outside 4-128 characters) is wrong without costing a guess.
    */
   async unlock(access: { url: string; hash: string }, code: string, client: string, password: string, nowMs = Date.now()): Promise<Unlock> {
-    const identity = passwordIdentity(this.deps.pseudonym(client), code);
+    const identity = this.guessIdentity(client, code);
     if (passwordProblem(password) !== undefined) {
       const standing = this.guesses.peek(identity, this.guessRules, nowMs);
       // While the client is locked out it gets the 429 whatever it sends (below: the check
@@ -566,13 +574,6 @@ export function passwordGuessRules(config: Config): LimitRule[] {
   return [{ kind: 'bucket', name: 'link_password', capacity: g.capacity, refillPerSecond: g.refill_per_second }];
 }
 
-/**
- * Whose wrong passwords for a protected link count together: one client address (as its
- * pseudonym: the record is in LMDB, on disk), one code.
- */
-function passwordIdentity(clientPseudonym: string, code: string): string {
-  return PASSWORD_GUESSES + clientPseudonym + '|' + code;
-}
 
 /** An entry that failed answers with its error's status and body; anything else is a 500's. */
 function failItem(item: BulkItem, err: unknown): void {

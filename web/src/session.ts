@@ -23,17 +23,19 @@ function storedKey(): string | null {
 }
 
 function apply(next: Session): void {
-  configureApi(next.key, (err) => endSession(next.key, err.message));
+  // A key the server refuses is forgotten only if it is still the stored one: another tab may
+  // have signed in with another key meanwhile.
+  configureApi(next.key, (err) => endSession(err.message, next.key));
   session.set(next);
 }
 
 /**
- * Ends this tab's session with key `key` (refused by the server): the stored key is forgotten only
- * if it is still that one, since another tab may have signed in with another key meanwhile.
+ * Ends this tab's session, saying why, and forgets the stored key; with `refused` (a key the server
+ * refused), only if the stored key is still that one.
  */
-function endSession(key: string | null, reason: string): void {
+function endSession(reason: string | null, refused?: string | null): void {
   try {
-    if (key !== null && localStorage.getItem(KEY_STORAGE) === key) localStorage.removeItem(KEY_STORAGE);
+    if (refused === undefined || localStorage.getItem(KEY_STORAGE) === refused) localStorage.removeItem(KEY_STORAGE);
   } catch {
     // Nothing stored.
   }
@@ -53,12 +55,7 @@ export async function signIn(key: string): Promise<User> {
 }
 
 export function signOut(reason: string | null = null): void {
-  try {
-    localStorage.removeItem(KEY_STORAGE);
-  } catch {
-    // Nothing stored.
-  }
-  apply({ key: null, me: null, endedBecause: reason });
+  endSession(reason);
 }
 
 /**
@@ -73,7 +70,7 @@ export async function resume(): Promise<void> {
   try {
     me = await request<User>('GET', '/api/me', { key });
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401) return endSession(key, err.message);
+    if (err instanceof ApiError && err.status === 401) return endSession(err.message, key);
     throw err;
   }
   // Another tab signed out or in while the key was being checked: what is stored now decides.
