@@ -9,6 +9,7 @@ interface Api {
   describeError(err: unknown): string;
   retryable(err: unknown): boolean;
   waitText(seconds: number): string;
+  formErrorText(err: unknown, fields: { labels: Record<string, string>; conflictPath?: string }): string;
 }
 const api = loadWebModule<Api>('src/api.ts');
 
@@ -28,6 +29,25 @@ t.test('details the message does not hold are added, and a 429 says when to try 
   const limited = new api.ApiError(429, 'rate_limited', 'Too many requests.', 3);
   t.equal(api.describeError(limited), 'Too many requests. Try again in 3 seconds.');
   t.equal(api.describeError(new api.ApiError(429, 'rate_limited', 'Daily quota reached.', 591)), 'Daily quota reached. Try again in about 10 minutes.');
+});
+
+t.test('under a form whose fields show their errors, the fields are named, not said again', async (t) => {
+  const fields = { labels: { url: 'Long URL', alias: 'Alias', password: 'Password' }, conflictPath: 'alias' };
+  const one = new api.ApiError(400, 'invalid_request', 'url: must have a host', null, [{ path: 'url', message: 'must have a host' }]);
+  t.equal(api.formErrorText(one, fields), 'Check the field marked above: Long URL.');
+  const two = new api.ApiError(400, 'invalid_request', 'The request is invalid.', null, [
+    { path: 'url', message: 'must have a host' },
+    { path: 'password', message: 'must be 4 to 128 characters' },
+    { path: 'tags', message: 'is not a field' },
+  ]);
+  t.equal(api.formErrorText(two, fields), 'Check the fields marked above: Long URL, Password. tags: is not a field.', 'what no field shows is said');
+  const taken = new api.ApiError(409, 'conflict', 'The alias Launch is taken.');
+  t.equal(api.formErrorText(taken, fields), 'Check the field marked above: Alias.', 'a 409 on the conflict field');
+  const elsewhere = new api.ApiError(409, 'conflict', 'The alias Launch is taken.');
+  t.equal(api.formErrorText(elsewhere, { labels: { url: 'Target URL' } }), 'The alias Launch is taken.', 'a form without that field says the message');
+  const limited = new api.ApiError(429, 'rate_limited', 'Too many requests.', 3);
+  t.equal(api.formErrorText(limited, fields), 'Too many requests. Try again in 3 seconds.', 'a failure no field shows reads as before');
+  t.equal(api.formErrorText(new api.NetworkError('Could not reach perch.'), fields), 'Could not reach perch.');
 });
 
 t.test('a wait reads as seconds, then minutes, then hours', async (t) => {

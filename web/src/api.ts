@@ -169,6 +169,29 @@ export function fieldError(err: unknown, path: string, conflictPath?: string): s
   return err.details.find((d) => d.path === path)?.message ?? null;
 }
 
+/** A form's fields that show their own errors: the API's path of each, and its label. */
+export interface FormFields {
+  labels: Record<string, string>;
+  /** The field a 409 is about (an alias taken). */
+  conflictPath?: string;
+}
+
+/**
+ * The sentence under a form whose fields say their own errors (fieldError): it names the fields
+ * marked, by their labels, instead of saying their messages a second time with the API's field
+ * names, and adds what no field shows. A failure no field shows reads as describeError says it.
+ */
+export function formErrorText(err: unknown, fields: FormFields): string {
+  if (!(err instanceof ApiError)) return describeError(err);
+  const marked = Object.keys(fields.labels).filter((path) => fieldError(err, path, fields.conflictPath) !== null);
+  if (marked.length === 0) return describeError(err);
+  const rest = err.status === 409 ? [] : err.details.filter((d) => d.message && !marked.includes(d.path));
+  const names = marked.map((path) => fields.labels[path]);
+  let text = `Check the field${names.length === 1 ? '' : 's'} marked above: ${names.join(', ')}.`;
+  if (rest.length > 0) text += ' ' + rest.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; ') + '.';
+  return text;
+}
+
 export interface RequestOptions {
   json?: unknown;
   body?: Blob;

@@ -1,7 +1,7 @@
 // Pieces the screens share: error text, the polite announcer, endless lists, posts, a confirm dialog.
 import { html } from 'htm/preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { api, describeError, retryable, type Page, type Post } from './api';
+import { api, describeError, formErrorText, retryable, type FormFields, type Page, type Post } from './api';
 import { formatDateTime, plural } from './format';
 import { isLiked, rememberLike } from './likes';
 import { excerpt } from './notification-text';
@@ -25,10 +25,13 @@ export function LiveRegion() {
   return html`<div class="visually-hidden" aria-live="polite" aria-atomic="true">${text}</div>`;
 }
 
-/** A failure as a sentence, announced at once (role=alert). */
-export function ErrorMessage({ error, id }: { error: unknown; id?: string }) {
+/**
+ * A failure as a sentence, announced at once (role=alert). Under a form whose fields show their
+ * own errors (`fields`), it names those fields rather than repeating what they say.
+ */
+export function ErrorMessage({ error, id, fields }: { error: unknown; id?: string; fields?: FormFields }) {
   if (!error) return null;
-  return html`<p class="error" role="alert" id=${id}>${describeError(error)}</p>`;
+  return html`<p class="error" role="alert" id=${id}>${fields ? formErrorText(error, fields) : describeError(error)}</p>`;
 }
 
 export function Loading({ label = 'Loading…' }: { label?: string }) {

@@ -2,7 +2,7 @@
 // code, editing (target, expiry, password), and deleting.
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, fieldError, requestFile, type LinkDetails as Details, type NameCount } from '../api';
+import { api, fieldError, requestFile, type FormFields, type LinkDetails as Details, type NameCount } from '../api';
 import { ConfirmDialog, ErrorMessage, Loading, ScreenTitle, announce } from '../components';
 import { download } from '../download';
 import { formatDateTime, fromLocalInput, toLocalInput } from '../format';
@@ -132,6 +132,7 @@ function EditForm({ link, onSaved }: { link: Details; onSaved: (d: Details) => v
     announce(link.expires_at ? 'Expiry cleared; Save changes to remove it.' : 'Expiry cleared.');
   }
   const errs = { url: fieldError(error, 'url'), expires: fieldError(error, 'expires_at'), password: fieldError(error, 'password') };
+  const fields: FormFields = { labels: { url: 'Target URL', expires_at: 'Expires', password: link.password_protected ? 'New password' : 'Password' } };
   return html`<form onSubmit=${submit} class="stack" aria-labelledby="edit-title">
     <h2 id="edit-title">Edit</h2>
     <${Field} id="edit-url" label="Target URL" error=${errs.url}>
@@ -155,7 +156,7 @@ function EditForm({ link, onSaved }: { link: Details; onSaved: (d: Details) => v
           <label for="edit-remove-password">Remove the password (anyone with the link is redirected)</label>
         </div>`
       : null}
-    <${ErrorMessage} error=${error} />
+    <${ErrorMessage} error=${error} fields=${fields} />
     <div class="actions">
       <button type="submit" aria-disabled=${busy ? 'true' : null}>${busy ? 'Saving…' : 'Save changes'}</button>
       ${expires ? html`<button type="button" class="secondary clear-expiry" onClick=${clearExpiry}>Clear expiry</button>` : null}

@@ -1,7 +1,7 @@
 // The link list, the shorten form (alias, expiry, password) and the export.
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { ApiError, api, fieldError, withQuery, type LinkSummary, type Page } from '../api';
+import { ApiError, api, fieldError, withQuery, type FormFields, type LinkSummary, type Page } from '../api';
 import { ErrorMessage, MoreItems, ScreenTitle, announce, useFeed } from '../components';
 import { download } from '../download';
 import { formatDateTime, fromLocalInput } from '../format';
@@ -22,6 +22,12 @@ export function described(id: string, hint: boolean, error: string | null) {
   const ids = [hint ? id + '-hint' : '', error ? id + '-error' : ''].filter(Boolean).join(' ');
   return { 'aria-describedby': ids || undefined, 'aria-invalid': error ? 'true' : undefined };
 }
+
+/** The shorten form's fields that say their own errors, by the API's names, as the form labels them. */
+const SHORTEN_FIELDS: FormFields = {
+  labels: { url: 'Long URL', alias: 'Alias', expires_at: 'Expires', password: 'Password' },
+  conflictPath: 'alias',
+};
 
 function ShortenForm({ onCreated }: { onCreated: (link: LinkSummary) => void }) {
   const [url, setUrl] = useState('');
@@ -79,7 +85,7 @@ function ShortenForm({ onCreated }: { onCreated: (link: LinkSummary) => void }) 
   // answer); the inputs do not repeat its rules, so the two cannot disagree.
   const errs = {
     url: fieldError(error, 'url'),
-    alias: fieldError(error, 'alias', 'alias'),
+    alias: fieldError(error, 'alias', SHORTEN_FIELDS.conflictPath),
     expires: fieldError(error, 'expires_at'),
     password: fieldError(error, 'password'),
   };
@@ -105,7 +111,7 @@ function ShortenForm({ onCreated }: { onCreated: (link: LinkSummary) => void }) 
             value=${password} onInput=${value(setPassword)} ...${described('shorten-password', true, errs.password)} />
         </${Field}>
       </div>
-      <${ErrorMessage} error=${error} />
+      <${ErrorMessage} error=${error} fields=${SHORTEN_FIELDS} />
       <div class="actions"><button type="submit" aria-disabled=${busy ? 'true' : null}>${busy ? 'Shortening…' : 'Shorten'}</button></div>
     </form>
     ${created
