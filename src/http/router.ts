@@ -167,6 +167,30 @@ function readHeaders(req: HttpRequest, isGet: boolean): RequestHeaders {
   };
 }
 
+/** The answer of an action with nothing to say but that it is done. */
+export const NO_CONTENT: Reply = { status: 204 };
+
+/**
+ * An authenticated action of the caller on what the path's `:id` names (a like, a follow, a
+ * deletion), answered with `answer` once the action is done; its errors are the router's.
+ */
+export function callerAction(
+  method: Route['method'],
+  path: string,
+  act: (userId: string, id: string) => Promise<unknown>,
+  answer: Reply = NO_CONTENT,
+): Route {
+  return {
+    method,
+    path,
+    auth: true,
+    async handler(ctx) {
+      await act(ctx.principal!.userId, ctx.params[0]);
+      return answer;
+    },
+  };
+}
+
 /**
  * The API key of a request: `Authorization: Bearer <key>` or `X-Api-Key: <key>`. An Authorization
  * header of another scheme (Basic credentials a reverse proxy asked for, say) is not perch's: the

@@ -4,11 +4,9 @@ import type { CursorCodec } from '../core/cursor';
 import { MAX_LIMIT, parseLimit } from '../core/page-limit';
 import { invalidField, invalidRequest, type ErrorDetail } from '../http/errors';
 import { pageBody, pageRequest } from '../http/paging';
-import { parseWith, queryParams, type Route } from '../http/router';
+import { NO_CONTENT, callerAction, parseWith, queryParams, type Route } from '../http/router';
 import { preferencesSchema, subscriptionSchema } from './schema';
 import type { NotificationService } from './service';
-
-const NO_CONTENT = { status: 204 } as const;
 
 /** `?limit` and `?cursor` of a user's notification list; a cursor holds two numbers (store.ts, page). */
 function listRequest(query: URLSearchParams, kind: string, cursors: CursorCodec): { limit: number; cursor: [number, number] | null } {
@@ -55,15 +53,7 @@ export function notificationRoutes(service: NotificationService, cursors: Cursor
         return NO_CONTENT;
       },
     },
-    {
-      method: 'POST',
-      path: '/api/notifications/:id/read',
-      auth: true,
-      async handler(ctx) {
-        await service.markRead(ctx.principal!.userId, ctx.params[0]);
-        return NO_CONTENT;
-      },
-    },
+    callerAction('POST', '/api/notifications/:id/read', (userId, id) => service.markRead(userId, id)),
     {
       method: 'GET',
       path: '/api/notifications/preferences',
@@ -109,14 +99,6 @@ export function notificationRoutes(service: NotificationService, cursors: Cursor
         return { status: 200, json: pageBody(kind, service.subscriptions(userId, page.before, page.limit), cursors) };
       },
     },
-    {
-      method: 'DELETE',
-      path: '/api/push/subscriptions/:id',
-      auth: true,
-      async handler(ctx) {
-        await service.unsubscribe(ctx.principal!.userId, ctx.params[0]);
-        return NO_CONTENT;
-      },
-    },
+    callerAction('DELETE', '/api/push/subscriptions/:id', (userId, id) => service.unsubscribe(userId, id)),
   ];
 }

@@ -1,14 +1,13 @@
 // HTTP routes of the microblog: posts, likes, follows, profile lists and the home timeline.
 import type { Reply, Route } from '../http/router';
-import { parseWith, queryParams } from '../http/router';
+import { callerAction, parseWith, queryParams } from '../http/router';
 import { pageBody, pageRequest, type Page } from '../http/paging';
 import type { Post, SocialService } from './service';
 import type { HomeTimelineReader } from './timeline';
 import type { CursorCodec } from '../core/cursor';
 import { createPostSchema } from './schema';
 
-const NO_CONTENT = { status: 204 } as const;
-const FOLLOWING = { status: 200, json: { following: true } } as const;
+const FOLLOWING: Reply = { status: 200, json: { following: true } };
 
 /**
  * The 201 of a new post. Its JSON is written out field by field, the bytes JSON.stringify would
@@ -84,52 +83,12 @@ export function socialRoutes(social: SocialService, timeline: HomeTimelineReader
         return { status: 200, json: pageBody(kind, social.replies(id, page.after, page.limit), cursors) };
       },
     },
-    {
-      method: 'DELETE',
-      path: '/api/posts/:id',
-      auth: true,
-      async handler(ctx) {
-        await social.deletePost(ctx.principal!.userId, ctx.params[0]);
-        return NO_CONTENT;
-      },
-    },
-    {
-      method: 'POST',
-      path: '/api/posts/:id/like',
-      auth: true,
-      async handler(ctx) {
-        await social.like(ctx.principal!.userId, ctx.params[0]);
-        return NO_CONTENT;
-      },
-    },
-    {
-      method: 'DELETE',
-      path: '/api/posts/:id/like',
-      auth: true,
-      async handler(ctx) {
-        await social.unlike(ctx.principal!.userId, ctx.params[0]);
-        return NO_CONTENT;
-      },
-    },
+    callerAction('DELETE', '/api/posts/:id', (userId, id) => social.deletePost(userId, id)),
+    callerAction('POST', '/api/posts/:id/like', (userId, id) => social.like(userId, id)),
+    callerAction('DELETE', '/api/posts/:id/like', (userId, id) => social.unlike(userId, id)),
     userListRoute(social, cursors, 'posts', (id, before, limit) => social.userPosts(id, before, limit)),
-    {
-      method: 'POST',
-      path: '/api/users/:id/follow',
-      auth: true,
-      async handler(ctx) {
-        await social.follow(ctx.principal!.userId, ctx.params[0]);
-        return FOLLOWING;
-      },
-    },
-    {
-      method: 'DELETE',
-      path: '/api/users/:id/follow',
-      auth: true,
-      async handler(ctx) {
-        await social.unfollow(ctx.principal!.userId, ctx.params[0]);
-        return NO_CONTENT;
-      },
-    },
+    callerAction('POST', '/api/users/:id/follow', (userId, id) => social.follow(userId, id), FOLLOWING),
+    callerAction('DELETE', '/api/users/:id/follow', (userId, id) => social.unfollow(userId, id)),
     userListRoute(social, cursors, 'followers', (id, before, limit) => social.followers(id, before, limit)),
     userListRoute(social, cursors, 'following', (id, before, limit) => social.following(id, before, limit)),
     {
