@@ -645,6 +645,42 @@ t.test('signing out in one tab signs out the other tabs; signing in with another
   t.same(second.problems, []);
 });
 
+t.test("a session's end takes what the browser kept of its user: remembered likes and push, even when the server cannot be told", async (t) => {
+  const hana = await server.keygen('hana');
+  const ivan = await server.keygen('ivan');
+  const { tab } = await ownTab(t);
+  const p = tab.page;
+  await p.goto(server.url + '/');
+  await signIn(p, hana.key);
+  await p.waitForSelector('nav[aria-label="Main"]');
+  // What liking a post and turning push on leave in this browser (headless Chromium has no push
+  // service, so a record stands for a subscription); another user's from before too.
+  const records = [hana, ivan].flatMap((u) => [`perch.likes.${u.user_id}`, `perch.push.${u.user_id}`]);
+  const keep = (keys: string[]) =>
+    p.evaluate((ks: string[]) => {
+      for (const k of ks) (globalThis as any).localStorage.setItem(k, k.includes('likes') ? '["1"]' : '{"id":"1","endpoint":"https://push.example/x"}');
+    }, keys);
+  const stored = () => p.evaluate(() => Object.keys((globalThis as any).localStorage).filter((k: string) => k.startsWith('perch.')).sort());
+  await keep(records);
+
+  // Signing out asks the server to forget the subscription first; that request fails here.
+  const failing = await answerOnce(p, 'DELETE', /^\/api\/push\/subscriptions\//, { status: 503, json: { error: 'unavailable', message: 'perch is stopping.' } });
+  await clickText(p, 'button', 'Sign out');
+  await failing.answered;
+  await p.waitForSelector('#api-key');
+  t.same(await stored(), [], "every user's likes and push records are gone, the server's failure notwithstanding");
+
+  // A key revoked meanwhile: the 401 that ends the session takes them too.
+  await signIn(p, ivan.key);
+  await p.waitForSelector('nav[aria-label="Main"]');
+  await keep(records.filter((k) => k.endsWith(ivan.user_id)));
+  t.equal((await server.cli(['keys', 'revoke', await server.newestKeyId(ivan.user_id)])).code, 0);
+  await p.evaluate(() => ((globalThis as any).location.hash = '#/links'));
+  await p.waitForSelector('#api-key');
+  t.same(await stored(), [], 'a refused key: no key stored, no records');
+  t.same(tab.problems.filter((x) => !x.includes('/api/push/subscriptions/') && !x.includes(' 401 ')), []);
+});
+
 t.test('no script errors or Content-Security-Policy violations on any screen', async (t) => {
   t.same(app.problems, []);
 });

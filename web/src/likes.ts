@@ -4,8 +4,22 @@
 // changes nothing there; the count shown is always re-read from the server after a toggle.
 const LIMIT = 2000;
 
+const STORAGE_PREFIX = 'perch.likes.';
+
 function storageKey(userId: string): string {
-  return `perch.likes.${userId}`;
+  return `${STORAGE_PREFIX}${userId}`;
+}
+
+/**
+ * When a session ends in this browser: the API tells no one who liked what, so what this browser
+ * remembers of it goes with the session rather than stay for the next person at it.
+ */
+export function forgetLikes(): void {
+  try {
+    for (const key of Object.keys(localStorage)) if (key.startsWith(STORAGE_PREFIX)) localStorage.removeItem(key);
+  } catch {
+    // Storage unavailable: nothing was remembered.
+  }
 }
 
 function read(userId: string): string[] {

@@ -7,6 +7,7 @@ import { ApiError, Problem, api, type PushSubscriptionRecord } from './api';
 export const SERVICE_WORKER_URL = '/app/sw.js';
 const SCOPE = '/';
 const ACTIVATE_MS = 10_000;
+const STORAGE_PREFIX = 'perch.push.';
 
 interface Remembered {
   id: string;
@@ -14,7 +15,7 @@ interface Remembered {
 }
 
 function storageKey(userId: string): string {
-  return `perch.push.${userId}`;
+  return `${STORAGE_PREFIX}${userId}`;
 }
 
 function remembered(userId: string): Remembered | null {
@@ -146,21 +147,44 @@ export async function enablePush(userId: string): Promise<void> {
   remember(userId, { id: record.id, endpoint: record.endpoint });
 }
 
-/** Turns push off for this browser and user: the server forgets the subscription, the browser too. */
+/**
+ * Turns push off for this browser and user: the server forgets the subscription, the browser too.
+ * The browser's side is done even when the server's fails (its error is thrown after): a
+ * subscription the browser dropped is refused by the push service at the server's next message,
+ * and the server forgets it then (docs/notifications.md), so no message reaches this browser.
+ */
 export async function disablePush(userId: string): Promise<void> {
   const mine = remembered(userId);
-  if (mine) {
-    try {
-      await api.del(`/api/push/subscriptions/${encodeURIComponent(mine.id)}`);
-    } catch (err) {
-      // Already gone (the push service said so, or it was removed elsewhere): that is the goal.
-      if (!(err instanceof ApiError && err.status === 404)) throw err;
-    }
+  try {
+    if (mine) await api.del(`/api/push/subscriptions/${encodeURIComponent(mine.id)}`);
+  } catch (err) {
+    // Already gone (the push service said so, or it was removed elsewhere): that is the goal.
+    if (!(err instanceof ApiError && err.status === 404)) throw err;
+  } finally {
+    remember(userId, null);
+    await unsubscribeHere();
   }
-  remember(userId, null);
+}
+
+async function unsubscribeHere(): Promise<void> {
   const reg = pushUnsupportedReason() ? undefined : await registration();
   const sub = reg ? await reg.pushManager.getSubscription() : null;
   await sub?.unsubscribe();
+}
+
+/**
+ * When a session ends in this browser (signed out, a key refused, another tab signing out):
+ * whatever push subscription the browser holds, and every user's record of one, go, so the next
+ * person at this browser receives nobody's notifications. Best effort: a browser that refuses
+ * leaves a subscription the server can still reach until it is turned off.
+ */
+export async function endPushHere(): Promise<void> {
+  try {
+    for (const key of Object.keys(localStorage)) if (key.startsWith(STORAGE_PREFIX)) localStorage.removeItem(key);
+  } catch {
+    // Storage unavailable: nothing was remembered.
+  }
+  await unsubscribeHere().catch(() => undefined);
 }
 
 /**

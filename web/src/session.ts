@@ -1,6 +1,8 @@
 // Who is signed in. The API key is kept in localStorage (docs/web.md says why) and sent as a
 // Bearer header by api.ts; GET /api/me checks it and names the user.
 import { ApiError, configureApi, request, type User } from './api';
+import { forgetLikes } from './likes';
+import { endPushHere } from './push';
 import { createStore } from './store';
 
 const KEY_STORAGE = 'perch.api_key';
@@ -38,6 +40,12 @@ function endSession(reason: string | null, refused?: string | null): void {
     if (refused === undefined || localStorage.getItem(KEY_STORAGE) === refused) localStorage.removeItem(KEY_STORAGE);
   } catch {
     // Nothing stored.
+  }
+  // What this browser keeps of the user goes with its session (docs/web.md, "The key"); not when
+  // another tab has signed in meanwhile (a key is still stored), whose user it would be.
+  if (storedKey() === null) {
+    forgetLikes();
+    void endPushHere();
   }
   apply({ key: null, me: null, endedBecause: reason });
 }
