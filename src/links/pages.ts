@@ -35,5 +35,18 @@ export const PASSWORD_REQUIRED_JSON = JSON.stringify({ error: 'password_required
 export const PASSWORD_WRONG_JSON = JSON.stringify({ error: 'password_required', message: 'The password is not right.' });
 
 export const HTML_TYPE = 'text/html; charset=utf-8';
+/**
+ * The policy of these pages: nothing loads, no script runs, their own inline styles apply, and no
+ * other site may frame them (a password form in a frame can be covered and clicked through). No
+ * `form-action`: browsers apply it to the redirect that answers the form, which leads to the
+ * link's target, anywhere.
+ */
+export const PAGE_POLICY = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
+/** The headers of every page here, beside its type. */
+export const PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': PAGE_POLICY,
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+};
 export const JSON_TYPE = 'application/json';
 export const NO_STORE = 'private, no-store';

@@ -17,7 +17,7 @@ import type { IpBuckets } from '../ratelimit/ip-buckets';
 import type { RedirectCache } from './cache';
 import type { ClickQueue } from './clicks';
 import {
-  GONE_HTML, GONE_JSON, HTML_TYPE, JSON_TYPE, NOT_FOUND_HTML, NOT_FOUND_JSON, NO_STORE, PASSWORD_FORM_HTML, PASSWORD_REQUIRED_JSON,
+  GONE_HTML, GONE_JSON, HTML_TYPE, JSON_TYPE, NOT_FOUND_HTML, NOT_FOUND_JSON, NO_STORE, PAGE_HEADERS, PASSWORD_FORM_HTML, PASSWORD_REQUIRED_JSON,
 } from './pages';
 
 export const REDIRECT_ROUTE = '/:code';
@@ -66,6 +66,7 @@ function answerError(res: HttpResponse, req: HttpRequest, head: boolean, status:
   res.writeHeader('Cache-Control', NO_STORE);
   writeLimitHeaders(res, d);
   res.writeHeader('Content-Type', asJson ? JSON_TYPE : HTML_TYPE);
+  if (!asJson) for (const name in PAGE_HEADERS) res.writeHeader(name, PAGE_HEADERS[name]);
   if (head) endHead(res, asJson ? json : html);
   else res.end(asJson ? json : html);
 }

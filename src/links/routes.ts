@@ -11,7 +11,7 @@ import { pageBody, pageRequest } from '../http/paging';
 import { JSON_BODY_LIMIT, parseWith, queryParams, type Ctx, type Reply, type Route } from '../http/router';
 import type { RateLimits } from '../ratelimit/policies';
 import {
-  GONE_HTML, GONE_JSON, HTML_TYPE, JSON_TYPE, NOT_FOUND_HTML, NOT_FOUND_JSON, NO_STORE, PASSWORD_WRONG_HTML, PASSWORD_WRONG_JSON,
+  GONE_HTML, GONE_JSON, HTML_TYPE, JSON_TYPE, NOT_FOUND_HTML, NOT_FOUND_JSON, NO_STORE, PAGE_HEADERS, PASSWORD_WRONG_HTML, PASSWORD_WRONG_JSON,
   TOO_MANY_GUESSES_HTML,
 } from './pages';
 import { bulkBody, exportQuery, passwordBody, patchBody, qrQuery, shortenBody } from './schema';
@@ -181,7 +181,7 @@ export function passwordOf(contentType: string, raw: Buffer | null): string {
 
 /** An answer of POST /{code}: HTML for a browser's form, JSON for a client that asks for it. */
 function answer(status: number, asJson: boolean, json: string, html: string, headers: Record<string, string> = {}): Reply {
-  return { status, body: asJson ? json : html, contentType: asJson ? JSON_TYPE : HTML_TYPE, headers: { 'Cache-Control': NO_STORE, ...headers } };
+  return { status, body: asJson ? json : html, contentType: asJson ? JSON_TYPE : HTML_TYPE, headers: { 'Cache-Control': NO_STORE, ...(asJson ? {} : PAGE_HEADERS), ...headers } };
 }
 
 /**

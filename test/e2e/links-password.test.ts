@@ -60,6 +60,9 @@ t.test('GET answers the form (no target in it) or the JSON 401; the right passwo
   const page = await server.get('/' + code);
   t.equal(page.status, 200);
   t.match(page.headers.get('content-type'), /^text\/html/);
+  t.equal(page.headers.get('content-security-policy'), "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'", 'the form runs no script and cannot be framed');
+  t.equal(page.headers.get('x-frame-options'), 'DENY');
+  t.equal(page.headers.get('x-content-type-options'), 'nosniff');
   t.equal(page.headers.get('cache-control'), 'private, no-store');
   t.match(page.text, /<form method="post">/);
   t.match(page.text, /name="password" type="password"/);
@@ -104,6 +107,8 @@ t.test('wrong passwords: 401, then 429 past five a minute per address and code',
     const wrong = await server.post('/' + code, from(ip, form(`guess ${i}`)));
     t.equal(wrong.status, 401);
     t.match(wrong.headers.get('content-type'), /^text\/html/, 'a form post gets the form again');
+    t.equal(wrong.headers.get('x-frame-options'), 'DENY', 'under the same policy');
+    t.match(wrong.headers.get('content-security-policy'), /frame-ancestors 'none'/);
     t.match(wrong.text, /That password is not right/);
     t.match(wrong.text, /<form method="post">/);
   }

@@ -97,6 +97,7 @@ t.test('a percent-encoded code is the code it encodes, as in the API; a broken e
     const html = await server.get(path);
     t.equal(html.status, 404, path);
     t.match(html.headers.get('content-type'), /text\/html/, `${path}: the HTML page`);
+    t.match(html.headers.get('content-security-policy'), /^default-src 'none';.*frame-ancestors 'none'/, `${path}: a page that runs nothing and is not framed`);
     t.ok(hasLimitHeaders(html), `${path}: limiter headers`);
     const json = await server.get(path, { headers: { accept: 'application/json' } });
     t.equal(json.json?.error, 'not_found', `${path}: JSON when asked`);
