@@ -31,3 +31,12 @@ export function humanDuration(seconds: number): string {
   if (m > 0) return `${m}m ${pad(s % 60)}s`;
   return `${s}s`;
 }
+
+/**
+ * Text from a file or a user, made safe for a terminal: control characters (C0, DEL, C1) as
+ * `\u001b`-style escapes, so an escape sequence in an imported file cannot clear the screen or
+ * print a line of its own.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

@@ -9,6 +9,7 @@ import { importLinks } from '../links/importer';
 import { LinkStore } from '../links/store';
 import { migrateAll } from '../capabilities';
 import { openSqlite } from '../store/sqlite';
+import { printable } from './format';
 import { UsageError, announceDataDir, commandConfig, commandHotStore, commandLease, existingDataDirOf, userNamed, type CommonOptions } from './common';
 
 interface ImportOptions extends CommonOptions {
@@ -66,7 +67,7 @@ export async function importCommand(format: ImportFormat, file: string, opts: Im
         process.stderr.write(`${pass === 'check' ? 'checked' : 'written'} ${done} of ${total} entries\n`);
       },
     });
-    for (const s of report.skipped) process.stdout.write(`skipped ${s.where}: ${s.reason}\n`);
+    for (const s of report.skipped) process.stdout.write(`skipped ${printable(s.where)}: ${printable(s.reason)}\n`);
     if (opts.dryRun) process.stdout.write('dry run: nothing was written; a real run would have done this:\n');
     process.stdout.write(`imported ${report.imported}, skipped ${report.skipped.length}\n`);
   } finally {

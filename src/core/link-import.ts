@@ -276,6 +276,9 @@ function plainCsv(text: string): ImportEntry[] {
     }
     const e: ImportEntry = { where: `line ${line}${code ? ` (${code})` : ''}`, key, code, url, expiresMs: null, visits: 0, botVisits: 0 };
     if (!url) e.skip = 'no url';
+    // perch's own export says which links had a password but holds none: imported, such a link
+    // would lead anyone to a target its owner kept behind a password.
+    if (col(fields, 'password_protected')?.trim().toLowerCase() === 'true') e.skip ??= 'protected by a password, which the export does not hold';
     dates(e, created, expires, 'created_at', 'expires_at');
     return e;
   });

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { alignColumns, humanBytes, humanDuration } from '../../src/cli/format';
+import { alignColumns, humanBytes, humanDuration, printable } from '../../src/cli/format';
 
 t.test('columns line up; the last one is not padded', async (t) => {
   t.same(alignColumns([['data directory', '/srv/perch'], ['server', 'not running'], ['links code_pool_size', '10000']]), [
@@ -28,4 +28,9 @@ t.test('sizes and durations', async (t) => {
   t.equal(humanDuration(2 * 3600 + 7 * 60 + 5), '2h 07m');
   t.equal(humanDuration(4 * 86400 + 3 * 3600), '4d 03h');
   t.equal(humanDuration(-3), '0s');
+});
+
+t.test('text from a file is printed without its control characters', async (t) => {
+  t.equal(printable('ok1\u001b[2J\u001b[31mFAKE\nline\u009b'), 'ok1\\u001b[2J\\u001b[31mFAKE\\u000aline\\u009b');
+  t.equal(printable('plain – text ✓'), 'plain – text ✓', 'printable characters are left as they are');
 });

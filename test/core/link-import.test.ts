@@ -39,6 +39,8 @@ t.test('csv: the url column is required; short_code reads as code (perch export)
   const [e] = parseImport('csv', exported);
   t.same([e.code, e.url, e.createdMs, e.expiresMs, e.skip], ['abc', 'https://example.com/', Date.UTC(2024, 0, 1), null, undefined]);
   t.match(parseImport('csv', 'url,expires_at\nhttps://a.example,never')[0].skip, /expires_at is not a date/);
+  const guarded = parseImport('csv', exported.replace(',false,', ',true,'));
+  t.equal(guarded[0].skip, 'protected by a password, which the export does not hold', 'a link that had a password is not opened to anyone');
 });
 
 t.test('yourls: without a header the columns are positional', async (t) => {

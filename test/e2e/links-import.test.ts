@@ -152,6 +152,37 @@ t.test('csv: codes kept, pool codes for rows without one, the same row twice is 
   t.equal((await server.post('/api/shorten', { key: alice.key, json: { url: 'https://example.com/after' } })).status, 201, 'imports do not trip the anomaly detector');
 });
 
+t.test("perch's own CSV export reads back, but not a link that had a password; a file's control characters are not printed", async (t) => {
+  const carol = await server.keygen('carol');
+  t.equal(await create(server, carol, 'https://carol.example/open', { alias: 'carol-open' }), 'carol-open');
+  const guarded = await server.post('/api/shorten', { key: carol.key, json: { url: 'https://carol.example/secret', alias: 'carol-secret', password: 'hunter22' } });
+  t.equal(guarded.status, 201);
+  const exported = await server.get('/api/links/export?format=csv', { key: carol.key });
+  t.equal(exported.status, 200);
+  const file = join(server.dataDir, 'carol-export.csv');
+  writeFileSync(file, exported.text);
+  const lines = exported.text.trim().split(/\r?\n/);
+  const secretLine = lines.findIndex((l) => l.startsWith('carol-secret,')) + 1;
+  t.ok(secretLine > 1 && lines[secretLine - 1].includes(',true,'), 'the export marks the protected link');
+
+  const r = await server.cli(['import', 'csv', file, '--user', 'bob']);
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stdout, `skipped line ${secretLine} (carol-secret): protected by a password, which the export does not hold\n`);
+  const bobs = (await server.get('/api/links?limit=100', { key: bob.key })).json.items as Array<Record<string, string>>;
+  t.notOk(bobs.some((l) => l.url === 'https://carol.example/secret'), 'the target behind the password is not opened by an import');
+  t.match(r.stdout, /skipped line \d+ \(carol-open\): code carol-open is in use\n/, "the open link is read (here its code is carol's already)");
+  const redirect = await fetch(`${server.url}/carol-secret`, { redirect: 'manual' });
+  t.equal(redirect.status, 200, "carol's link still asks for its password");
+
+  const hostile = join(server.dataDir, 'hostile.json');
+  writeFileSync(hostile, JSON.stringify({ total: 1, data: [{ id: 'x', address: 'ok1\u001b[2J\u001b[31mFAKE: imported 999, skipped 0\u001b[0m', target: 'not a url', password: false, visit_count: 0, created_at: '2024-01-01T00:00:00Z' }] }));
+  const h = await server.cli(['import', 'kutt', hostile, '--user', 'bob']);
+  t.equal(h.code, 0, h.stderr);
+  t.notOk(h.stdout.includes('\u001b'), 'no escape character reaches the terminal');
+  t.match(h.stdout, /skipped entry 1 \(ok1\\u001b\[2J\\u001b\[31mFAKE: imported 999, skipped 0\\u001b\[0m\): /, 'the code shown with its control characters escaped');
+  t.match(h.stdout, /imported 0, skipped 1\n$/);
+});
+
 t.test('a large file reports its progress; bad input exits with one line', async (t) => {
   const file = join(server.dataDir, 'large.csv');
   const rows = ['url,created_at'];
