@@ -3,8 +3,9 @@ import type { Route } from '../http/router';
 import { ifNoneMatchMatches } from '../core/etag';
 import { MEDIA_MAX_BYTES, type MediaService } from './service';
 
-// Media never changes once uploaded: its URL can be cached for as long as caches allow.
-const IMMUTABLE = 'public, max-age=31536000, immutable';
+// The bytes behind a media id never change, but a file stops being served when its posts are
+// deleted: caches may keep it an hour, then revalidate (a 304 while it is still served).
+const CACHE = 'public, max-age=3600';
 
 export function mediaRoutes(media: MediaService): Route[] {
   return [
@@ -26,8 +27,9 @@ export function mediaRoutes(media: MediaService): Route[] {
         const id = ctx.params[0];
         const row = media.get(id);
         const etag = `"${id}"`;
-        const headers = { 'Cache-Control': IMMUTABLE, ETag: etag, 'X-Content-Type-Options': 'nosniff' };
-        // A cache revalidating what it holds: the bytes never change, so the answer is always yes.
+        const headers = { 'Cache-Control': CACHE, ETag: etag, 'X-Content-Type-Options': 'nosniff' };
+        // A cache revalidating what it holds: the bytes never change, so while the file is served (get
+        // above), the answer is yes.
         if (ifNoneMatchMatches(ctx.headers.ifNoneMatch, etag)) return { status: 304, headers };
         return { status: 200, body: await media.read(id), contentType: row.content_type, headers };
       },

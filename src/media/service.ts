@@ -48,10 +48,13 @@ export class MediaService {
     return { id, content_type: declared, size: bytes.length, url: `/media/${id}` };
   }
 
-  /** A media's row; 404 when there is none (a malformed id names none). */
+  /**
+   * A media's row; 404 when there is none (a malformed id names none), and when every post that
+   * carried it is deleted: a deleted post's images go with it (docs/social.md, "Media").
+   */
   get(id: string): MediaRow {
     const row = isIdString(id) ? this.store.byId(id) : undefined;
-    if (!row) throw notFound('No such media.');
+    if (!row || this.store.withdrawn(id)) throw notFound('No such media.');
     return row;
   }
 

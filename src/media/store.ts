@@ -107,7 +107,9 @@ export class MediaStore {
   private readonly countStmt: Statement;
   private readonly idsStmt: Statement;
 
-  constructor(db: Sqlite) {
+  private withdrawnStmt: Statement | undefined;
+
+  constructor(private readonly db: Sqlite) {
     this.ownerStmt = db.prepare('SELECT owner_id FROM media WHERE id = ?').pluck();
     this.insertStmt = db.prepare('INSERT INTO media (id, owner_id, content_type, size, created_at) VALUES (?, ?, ?, ?, ?)');
     this.byIdStmt = db.prepare('SELECT id, owner_id, content_type, size, created_at FROM media WHERE id = ?');
@@ -135,6 +137,20 @@ export class MediaStore {
 
   byId(id: string): MediaRow | undefined {
     return this.byIdStmt.get(id) as MediaRow | undefined;
+  }
+
+  /**
+   * Whether a media file was posted and every post that carried it is deleted since: then it is
+   * not served. A file never posted yet (just uploaded) is not withdrawn. Prepared on first use:
+   * the table (social's `post_media`) comes with a later migration than `media`.
+   */
+  withdrawn(id: string): boolean {
+    this.withdrawnStmt ??= this.db
+      .prepare(
+        'SELECT COUNT(*) > 0 AND COUNT(CASE WHEN p.deleted_at IS NULL THEN 1 END) = 0 FROM post_media pm JOIN posts p ON p.id = pm.post_id WHERE pm.media_id = ?',
+      )
+      .pluck();
+    return this.withdrawnStmt.get(id) === 1;
   }
 }
 

@@ -91,4 +91,21 @@ export const authorIndex: Migration = {
   `,
 };
 
-export const MIGRATIONS: readonly Migration[] = [social, authorIndex];
+// Which posts carry each media file, so that a file whose every post is deleted is no longer
+// served (media/service.ts): `posts.media_ids` holds the same as JSON, which no index reaches.
+// Filled from the posts as they stand, deleted ones included.
+export const postMedia: Migration = {
+  version: 10,
+  name: 'post media',
+  sql: `
+    CREATE TABLE post_media (
+      media_id TEXT NOT NULL,
+      post_id INTEGER NOT NULL,
+      PRIMARY KEY (media_id, post_id)
+    ) WITHOUT ROWID;
+    INSERT OR IGNORE INTO post_media (media_id, post_id)
+      SELECT j.value, p.id FROM posts p, json_each(p.media_ids) j WHERE p.media_ids <> '[]';
+  `,
+};
+
+export const MIGRATIONS: readonly Migration[] = [social, authorIndex, postMedia];

@@ -129,6 +129,7 @@ export class SocialStore {
     const q = (sql: string) => db.prepare(sql);
     this.s = {
       insertPost: q(`INSERT INTO ${POST_INSERT} VALUES ${ROW}`),
+      insertPostMedia: q('INSERT OR IGNORE INTO post_media (media_id, post_id) VALUES (?, ?)'),
       livePost: q(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id = ? AND p.deleted_at IS NULL`),
       postAuthor: q('SELECT author_id, CAST(reply_to AS TEXT) AS reply_to, deleted_at FROM posts WHERE id = ?'),
       softDelete: q('UPDATE posts SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL'),
@@ -255,6 +256,7 @@ export class SocialStore {
 
   insertPost(id: bigint, authorId: string, text: string, mediaIds: string[], replyTo: bigint | null, createdAt: string): void {
     this.s.insertPost.run(id, authorId, text, JSON.stringify(mediaIds), replyTo, createdAt);
+    for (const mediaId of mediaIds) this.s.insertPostMedia.run(mediaId, id);
   }
 
   livePost(id: bigint): PostRow | undefined {

@@ -27,7 +27,7 @@ t.test('each accepted type uploads and is served back with its type and caching 
     const got = await fetch(server.url + r.json.url);
     t.equal(got.status, 200);
     t.equal(got.headers.get('content-type'), type);
-    t.equal(got.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    t.equal(got.headers.get('cache-control'), 'public, max-age=3600');
     t.equal(got.headers.get('etag'), `"${r.json.id}"`);
     t.same(Buffer.from(await got.arrayBuffer()), bytes);
     const head = await fetch(server.url + r.json.url, { method: 'HEAD' });
@@ -46,7 +46,7 @@ t.test('a conditional GET with the ETag answers 304 without the bytes', async (t
     const got = await fetch(url, { headers: { 'if-none-match': value } });
     t.equal(got.status, 304, value);
     t.equal(got.headers.get('etag'), etag);
-    t.equal(got.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    t.equal(got.headers.get('cache-control'), 'public, max-age=3600');
     t.equal((await got.arrayBuffer()).byteLength, 0);
   }
   const other = await fetch(url, { headers: { 'if-none-match': '"0"' } });
@@ -105,4 +105,26 @@ t.test('unknown media is 404', async (t) => {
   t.equal((await server.get('/media/123456789')).status, 404);
   t.equal((await server.get('/media/..%2Fperch.db')).status, 404);
   t.equal((await server.get('/media/abc')).status, 404);
+});
+
+t.test("a deleted post's images are no longer served once no live post carries them", async (t) => {
+  const up = await server.post('/api/media', { key: user.key, body: SAMPLES['image/png'], headers: { 'content-type': 'image/png' } });
+  t.equal(up.status, 201);
+  const url = server.url + up.json.url;
+  t.equal((await fetch(url)).status, 200, 'uploaded, not posted yet: served (the author may post it)');
+  const first = await server.post('/api/posts', { key: user.key, json: { text: 'one', media_ids: [up.json.id] } });
+  const second = await server.post('/api/posts', { key: user.key, json: { text: 'two', media_ids: [up.json.id] } });
+  t.equal(first.status, 201);
+  t.equal(second.status, 201);
+  t.equal((await server.request('DELETE', `/api/posts/${first.json.id}`, { key: user.key })).status, 204);
+  t.equal((await fetch(url)).status, 200, 'still on a live post');
+  t.equal((await server.request('DELETE', `/api/posts/${second.json.id}`, { key: user.key })).status, 204);
+  const gone = await fetch(url);
+  t.equal(gone.status, 404, 'its last post deleted: 404');
+  t.equal(((await gone.json()) as { error: string }).error, 'not_found');
+  const revalidated = await fetch(url, { headers: { 'if-none-match': `"${up.json.id}"` } });
+  t.equal(revalidated.status, 404, 'a cache revalidating its copy is told it is gone, not 304');
+  const reuse = await server.post('/api/posts', { key: user.key, json: { text: 'three', media_ids: [up.json.id] } });
+  t.equal(reuse.status, 201, 'its owner may post it again');
+  t.equal((await fetch(url)).status, 200, 'and it is served again');
 });
