@@ -89,6 +89,7 @@ t.test('suggestions while typing, chosen with the keyboard, run the search', asy
   await page.waitForSelector('#search-input');
   t.equal(await textOf(page, 'h1'), 'Search');
   t.equal(await page.$eval('#search-input', (e: any) => e.getAttribute('role')), 'combobox');
+  t.match(await textOf(page, '#search-hint'), /Suggestions come from what people searched, yours too, and anyone may see them/, 'the box says that searches become public suggestions');
   await noSeriousViolations(t, page, 'search, empty');
 
   await page.focus('#search-input');

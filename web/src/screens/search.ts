@@ -147,7 +147,7 @@ function SearchBox({ initial, sort, onSearch }: { initial: string; sort: SearchS
         </div>
         <button type="submit">Search</button>
       </div>
-      <p id="search-hint" class="muted small">Every word must be in the post. Suggestions come from what people searched; choose one with the arrow keys and Enter.</p>
+      <p id="search-hint" class="muted small">Every word must be in the post. Suggestions come from what people searched, yours too, and anyone may see them; choose one with the arrow keys and Enter.</p>
       <div class="visually-hidden" role="status">${showing ? `${plural(suggestions.length, 'suggestion')}.` : ''}</div>
       ${suggestError ? html`<p class="muted small">${suggestError}</p>` : null}
     </div>
