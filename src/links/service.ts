@@ -6,6 +6,7 @@
 import type { Config } from '../config';
 import type { AccountStore, Principal } from '../accounts/store';
 import { dailySeries, DAY_MS, MINUTE_MS } from '../core/clicks';
+import { clientNetwork } from '../core/client-network';
 import { csvRow } from '../core/csv';
 import { checkTargetUrl } from '../core/link-url';
 import { hashPassword, passwordProblem, verifyPassword } from '../core/password';
@@ -521,7 +522,8 @@ export class LinkService {
    * pseudonym: the record is in LMDB, on disk), one code.
    */
   private guessIdentity(client: string, code: string): string {
-    return PASSWORD_GUESSES + this.deps.pseudonym(client) + '|' + code;
+    // By network: an IPv6 host moving within its /64 is one guesser (core/client-network.ts).
+    return PASSWORD_GUESSES + this.deps.pseudonym(clientNetwork(client)) + '|' + code;
   }
 
   /**

@@ -137,6 +137,17 @@ t.test('wrong passwords: 401, then 429 past five a minute per address and code',
   t.equal(hot.includes('198.51.100.9'), false);
 });
 
+t.test('an IPv6 client is counted by its /64: moving within it gives no new guesses', async (t) => {
+  const code = await create(server, alice, 'https://example.com/guarded-v6', { password: 'correct horse' });
+  for (let i = 1; i <= 5; i++) {
+    const wrong = await server.post('/' + code, from(`2001:db8:7:7::${i.toString(16)}`, form(`guess ${i}`)));
+    t.equal(wrong.status, 401, `guess ${i} from another address of the /64`);
+    t.equal(wrong.headers.get('x-ratelimit-remaining'), String(5 - i), 'one allowance');
+  }
+  t.equal((await server.post('/' + code, from('2001:db8:7:7:abcd:ef01:2345:6789', form('correct horse')))).status, 429, 'a sixth address of the /64 is refused');
+  t.equal((await server.post('/' + code, from('2001:db8:7:8::1', form('correct horse')))).status, 302, 'the next /64 is another client');
+});
+
 t.test('bad bodies, unknown, expired and open links', async (t) => {
   const code = await create(server, alice, 'https://example.com/bodies', { password: 'pass word' });
   // Every answer of a password link's POST shows the wrong-password limit, as it stands: none

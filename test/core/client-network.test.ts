@@ -1,0 +1,25 @@
+// The unit a per-client limit counts: an IPv4 address, or an IPv6 /64.
+import t from 'tap';
+import { clientNetwork } from '../../src/core/client-network';
+
+t.test('IPv4 addresses are themselves', async (t) => {
+  t.equal(clientNetwork('192.0.2.7'), '192.0.2.7');
+  t.equal(clientNetwork('::ffff:192.0.2.7'), '192.0.2.7', 'an IPv4 address written as IPv6 is the IPv4 client');
+  t.equal(clientNetwork('::ffff:c000:207'), '192.0.2.7', 'in hex too');
+});
+
+t.test('IPv6 addresses count by their /64, however written', async (t) => {
+  const net = '2001:db8:1:2::/64';
+  for (const a of ['2001:db8:1:2::1', '2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:0db8:0001:0002:0:0:0:9', '2001:DB8:1:2:a:b:c:d', 'fe80::1%eth0'.replace('fe80::', '2001:db8:1:2::')]) {
+    t.equal(clientNetwork(a), net, a);
+  }
+  t.equal(clientNetwork('2001:db8:1:3::1'), '2001:db8:1:3::/64', 'the next /64 is another client');
+  t.equal(clientNetwork('::1'), '0:0:0:0::/64');
+  t.equal(clientNetwork('2001:db8::'), '2001:db8:0:0::/64');
+  t.equal(clientNetwork('64:ff9b::192.0.2.7'), '64:ff9b:0:0::/64', 'an embedded IPv4 in another prefix is an IPv6 client');
+});
+
+t.test('what is not an address is left as it is', async (t) => {
+  t.equal(clientNetwork(''), '');
+  t.equal(clientNetwork('unknown'), 'unknown');
+});
