@@ -7,6 +7,9 @@ import { isIPv4, isIPv6 } from 'node:net';
 
 /** `address` as the client a limit counts: itself for IPv4, `xxxx:xxxx:xxxx:xxxx::/64` for IPv6. */
 export function clientNetwork(address: string): string {
+  // The common cases first, without parsing: it runs on every redirect.
+  if (address.indexOf(':') === -1) return address;
+  if (address.startsWith('::ffff:') && isIPv4(address.slice(7))) return address.slice(7);
   const plain = address.replace(/%.*$/, '');
   if (!isIPv6(plain)) return address;
   const groups = ipv6Groups(plain);

@@ -8,6 +8,7 @@
 // POST /{code} (routes.ts).
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { referrerHost } from '../core/clicks';
+import { clientNetwork } from '../core/client-network';
 import { isCodeShaped } from '../core/short-code';
 import { BotMemo } from '../core/user-agent';
 import type { BucketDecision } from '../core/token-bucket';
@@ -89,7 +90,8 @@ function serve(res: HttpResponse, req: HttpRequest, head: boolean): void {
   const method = head ? 'HEAD' : 'GET';
   let ip = decoder.decode(res.getRemoteAddressAsText());
   if (trustedCount !== 0) ip = clientIp(ip, req.getHeader('x-forwarded-for'), trusted);
-  const d = limiter.take(ip, nowMs);
+  // An IPv6 client by its /64, which it can move within at will (core/client-network.ts).
+  const d = limiter.take(clientNetwork(ip), nowMs);
   if (!d.allowed) {
     answerLimited(res, head, d);
     rejected(limiter.name);

@@ -6,6 +6,7 @@ t.test('IPv4 addresses are themselves', async (t) => {
   t.equal(clientNetwork('192.0.2.7'), '192.0.2.7');
   t.equal(clientNetwork('::ffff:192.0.2.7'), '192.0.2.7', 'an IPv4 address written as IPv6 is the IPv4 client');
   t.equal(clientNetwork('::ffff:c000:207'), '192.0.2.7', 'in hex too');
+  t.equal(clientNetwork('::FFFF:192.0.2.7'), '192.0.2.7', 'in capitals too');
 });
 
 t.test('IPv6 addresses count by their /64, however written', async (t) => {

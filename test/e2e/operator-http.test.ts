@@ -127,6 +127,9 @@ t.test('trusted_proxies takes CIDR ranges: the client behind a proxy in 127.0.0.
   t.same(first.map((r) => r.status), [302, 302, 429], 'a bucket of 2 for 203.0.113.1');
   t.equal(first[2].json.limit, 'redirect', 'the 429 names the limit');
   t.equal((await from('203.0.113.2')).status, 302, 'another client behind the proxy has its own bucket');
+  const six = [await from('2001:db8:5:5::1'), await from('2001:db8:5:5::2'), await from('2001:db8:5:5:ffff::9')];
+  t.same(six.map((r) => r.status), [302, 302, 429], 'an IPv6 client has one bucket for its /64, whichever address it uses');
+  t.equal((await from('2001:db8:5:6::1')).status, 302, 'the next /64 is another client');
 
   const untrusting = await startServer({ config: { limits: { redirect: { capacity: 2, refill_per_second: 0.001 } } } });
   t.teardown(() => untrusting.close());
