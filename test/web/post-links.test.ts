@@ -29,10 +29,13 @@ t.test('what is not an address stays text', async (t) => {
   t.same(textParts(''), []);
   t.same(urls('https://a.example/\u202Egpj.exe'), ['https://a.example/'], 'an invisible format character ends it (a right-to-left override)');
   t.same(urls('https://a.example/x\u200By'), ['https://a.example/x'], 'a zero-width space too');
+  t.same(urls('https://bank.example@evil.example/login and https://javascript:alert(9)@x.example/'), [], 'credentials before the host: it reads as one site and leads to another');
+  t.same(textParts('pay at https://bank.example@evil.example/ now'), [{ text: 'pay at https://bank.example@evil.example/ now' }], 'left as text');
+  t.same(urls('mail me: https://a.example/users/@bob?x=a@b#c@d'), ['https://a.example/users/@bob?x=a@b#c@d'], 'an @ after the host is part of the path');
 });
 
 t.test('joined, the parts are the text', async (t) => {
-  for (const text of ['a https://a.example/x. b', '(https://a.example/(y)) z', 'https://a.example', 'end https://']) {
+  for (const text of ['a https://a.example/x. b', '(https://a.example/(y)) z', 'https://a.example', 'end https://', 'a https://u@b.example c https://d.example']) {
     t.equal(textParts(text).map((p) => p.text).join(''), text, text);
   }
 });

@@ -49,8 +49,11 @@ export function textParts(text: string): TextPart[] {
     const end = start + addressEnd(m[0]);
     // "https://" alone is not an address.
     if (end - start <= m[0].indexOf('//') + 2) continue;
-    if (start > at) parts.push({ text: text.slice(at, start) });
     const url = text.slice(start, end);
+    // An address with credentials before its host ("https://bank.example@evil.example/") reads as
+    // one site and leads to another: left as text.
+    if (url.slice(url.indexOf('//') + 2).split(/[/?#]/, 1)[0].includes('@')) continue;
+    if (start > at) parts.push({ text: text.slice(at, start) });
     parts.push({ text: url, url });
     at = end;
   }
