@@ -2,6 +2,7 @@
 import { hashApiKey, newApiKey, newKeyId } from '../core/api-key';
 import { isValidHandle } from '../core/handle';
 import { AccountStore } from '../accounts/store';
+import { NotificationStore } from '../notifications/store';
 import { announceKeyRevocation } from '../accounts/key-cache';
 import { openSqlite } from '../store/sqlite';
 import { migrateAll } from '../capabilities';
@@ -94,6 +95,10 @@ export async function keysRevokeCommand(keyId: string, opts: CommonOptions): Pro
   try {
     const outcome = accounts.revokeKey(keyId, new Date().toISOString());
     if (outcome.state === 'unknown') throw new UsageError(`no key with id ${keyId}`);
+    // A revoked key is often a lost device: the push subscriptions registered with it go too, so
+    // the device stops receiving notifications. Done again for a key revoked already (one revoked
+    // before subscriptions were recorded with their key, or a run that stopped here).
+    new NotificationStore(db).deleteKeySubscriptions(keyId);
     announceDataDir(dir);
     if (outcome.state === 'already') {
       // Revoking is idempotent: what was asked for holds. The servers forgot the key when it was

@@ -65,7 +65,7 @@ export function buildProgram(): Command {
     .option('--user <user>', 'only the keys of this user (handle, @handle or user id)')
     .option('--json', 'print JSON', false)
     .action((opts) => keysCli().keysListCommand(opts));
-  withCommon(keys.command('revoke').description('revoke a key by its id').argument('<key-id>', 'id from `perch keys list`'))
+  withCommon(keys.command('revoke').description('revoke a key by its id (and forget the push subscriptions made with it)').argument('<key-id>', 'id from `perch keys list`'))
     .action((keyId, opts) => keysCli().keysRevokeCommand(keyId, opts));
 
   const flags = commandGroup(program, 'flags', 'accounts throttled by the anomaly detector');

@@ -74,4 +74,16 @@ export const notifications: Migration = {
   `,
 };
 
-export const MIGRATIONS: readonly Migration[] = [notifications];
+// The API key each push subscription was registered with, so that revoking the key (a lost
+// device) stops the pushes to that device too (`perch keys revoke`). Subscriptions made before
+// have none and stay until turned off or refused by their push service.
+export const subscriptionKeys: Migration = {
+  version: 11,
+  name: 'push subscription keys',
+  sql: `
+    ALTER TABLE push_subscriptions ADD COLUMN key_id TEXT;
+    CREATE INDEX push_subscriptions_by_key ON push_subscriptions(key_id) WHERE key_id IS NOT NULL;
+  `,
+};
+
+export const MIGRATIONS: readonly Migration[] = [notifications, subscriptionKeys];

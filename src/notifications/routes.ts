@@ -82,7 +82,7 @@ export function notificationRoutes(service: NotificationService, cursors: Cursor
       body: 'json',
       async handler(ctx) {
         const input = parseWith(subscriptionSchema, ctx.json);
-        const { subscription, created } = await service.subscribe(ctx.principal!.userId, input);
+        const { subscription, created } = await service.subscribe(ctx.principal!.userId, ctx.principal!.keyId, input);
         return created
           ? { status: 201, json: subscription, headers: { Location: `/api/push/subscriptions/${subscription.id}` } }
           : { status: 200, json: subscription };

@@ -97,8 +97,11 @@ export class NotificationService {
     return keys.publicKey;
   }
 
-  /** Adds a subscription (created: true) or finds the caller's one with the same endpoint. */
-  subscribe(userId: string, input: SubscriptionInput): Promise<{ subscription: PushSubscription; created: boolean }> {
+  /**
+   * Adds a subscription (created: true) or finds the caller's one with the same endpoint; either
+   * way it goes with the API key that sent it (revoking the key forgets it).
+   */
+  subscribe(userId: string, keyId: string, input: SubscriptionInput): Promise<{ subscription: PushSubscription; created: boolean }> {
     this.requirePush();
     const details: ErrorDetail[] = [];
     const endpoint = checkEndpoint(input.endpoint, this.config.push.allow_insecure_endpoints);
@@ -110,7 +113,7 @@ export class NotificationService {
     if (!endpoint.ok || details.length > 0) throw invalidRequest(details, details.length === 1 ? `${details[0].path}: ${details[0].message}` : undefined);
     // Stored as the URL parser writes it (scheme and host in lower case, no default port...), so
     // that two spellings of one endpoint are one subscription, as a push service takes them to be.
-    return this.writes.run('addPushSubscription', { userId, endpoint: endpoint.url.href, p256dh: input.keys.p256dh, auth: input.keys.auth, now: isoNow() });
+    return this.writes.run('addPushSubscription', { userId, keyId, endpoint: endpoint.url.href, p256dh: input.keys.p256dh, auth: input.keys.auth, now: isoNow() });
   }
 
   subscriptions(userId: string, before: bigint, limit: number): Page<PushSubscription> {

@@ -150,8 +150,9 @@ export class NotificationStore {
       notificationEvents: q(`SELECT recipient_id, payload FROM events WHERE seq > ? AND seq <= ? AND type = '${NOTIFICATION_EVENT}' ORDER BY seq`).raw(),
       counts: q('SELECT (SELECT COUNT(*) FROM notifications) AS notifications, (SELECT COUNT(*) FROM push_subscriptions) AS push_subscriptions'),
       subscriptionByEndpoint: q('SELECT CAST(id AS TEXT) AS id, user_id, endpoint, p256dh, auth, created_at FROM push_subscriptions WHERE endpoint = ?'),
-      insertSubscription: q('INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth, created_at) VALUES (?, ?, ?, ?, ?)'),
-      updateSubscriptionKeys: q('UPDATE push_subscriptions SET p256dh = ?, auth = ? WHERE id = ?'),
+      insertSubscription: q('INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth, created_at, key_id) VALUES (?, ?, ?, ?, ?, ?)'),
+      updateSubscriptionKeys: q('UPDATE push_subscriptions SET p256dh = ?, auth = ?, key_id = ? WHERE id = ?'),
+      deleteKeySubscriptions: q('DELETE FROM push_subscriptions WHERE key_id = ?'),
       deleteSubscription: q('DELETE FROM push_subscriptions WHERE id = ? AND user_id = ?'),
       deleteGoneSubscription: q('DELETE FROM push_subscriptions WHERE id = ? AND endpoint = ?'),
       deleteSubscriptionById: q('DELETE FROM push_subscriptions WHERE id = ?'),
@@ -376,15 +377,21 @@ export class NotificationStore {
    * browser profile: when another user registers it, it moves to them (a browser now signed in
    * as someone else must not receive the previous user's notifications).
    */
-  addSubscription(userId: string, endpoint: string, p256dh: string, auth: string, now: string): { subscription: PushSubscription; created: boolean } {
+  addSubscription(userId: string, keyId: string, endpoint: string, p256dh: string, auth: string, now: string): { subscription: PushSubscription; created: boolean } {
     const existing = this.s.subscriptionByEndpoint.get(endpoint) as (PushTarget & { created_at: string }) | undefined;
     if (existing && existing.user_id === userId) {
-      if (existing.p256dh !== p256dh || existing.auth !== auth) this.s.updateSubscriptionKeys.run(p256dh, auth, BigInt(existing.id));
+      // Registered again (a renewal at the next visit): it now goes with the key that sent it.
+      this.s.updateSubscriptionKeys.run(p256dh, auth, keyId, BigInt(existing.id));
       return { subscription: { id: existing.id, endpoint, created_at: existing.created_at }, created: false };
     }
     if (existing) this.s.deleteSubscriptionById.run(BigInt(existing.id));
-    const id = this.s.insertSubscription.run(userId, endpoint, p256dh, auth, now).lastInsertRowid;
+    const id = this.s.insertSubscription.run(userId, endpoint, p256dh, auth, now, keyId).lastInsertRowid;
     return { subscription: { id: String(id), endpoint, created_at: now }, created: true };
+  }
+
+  /** Forgets the subscriptions registered with an API key (revoked); returns how many. */
+  deleteKeySubscriptions(keyId: string): number {
+    return this.s.deleteKeySubscriptions.run(keyId).changes;
   }
 
   deleteSubscription(userId: string, id: string): boolean {

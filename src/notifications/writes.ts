@@ -28,8 +28,8 @@ export function notificationWrites(db: Sqlite) {
       return store.preferences(a.userId);
     },
 
-    addPushSubscription(a: { userId: string; endpoint: string; p256dh: string; auth: string; now: string }): { subscription: PushSubscription; created: boolean } {
-      return store.addSubscription(a.userId, a.endpoint, a.p256dh, a.auth, a.now);
+    addPushSubscription(a: { userId: string; keyId: string; endpoint: string; p256dh: string; auth: string; now: string }): { subscription: PushSubscription; created: boolean } {
+      return store.addSubscription(a.userId, a.keyId, a.endpoint, a.p256dh, a.auth, a.now);
     },
 
     deletePushSubscription(a: { userId: string; id: string }): void {

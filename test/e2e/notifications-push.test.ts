@@ -297,6 +297,29 @@ t.test('404 or 410 deletes the subscription', async (t) => {
   t.ok((await metric(server, 'perch_push_deliveries_total', 'outcome="gone"')) >= 1);
 });
 
+t.test("revoking a key forgets the push subscriptions registered with it: a lost device stops receiving", async (t) => {
+  const phone = await server.keygen('fay_lost');
+  const phoneKeyId = await server.newestKeyId(phone.user_id);
+  const laptop = await server.keygen('fay_lost');
+  t.not(laptop.key, phone.key, 'a second key of the same user');
+  await subscribe(server, phone.key, browserSubscription(`${push.origin}/ok/fay-phone`));
+  await subscribe(server, laptop.key, browserSubscription(`${push.origin}/ok/fay-laptop`));
+  t.equal((await server.get('/api/push/subscriptions', { key: laptop.key })).json.items.length, 2, "both are the user's");
+
+  const revoked = await server.cli(['keys', 'revoke', phoneKeyId]);
+  t.equal(revoked.code, 0, revoked.stderr);
+  t.equal(revoked.stdout.trim().split('\n').pop(), `revoked ${phoneKeyId}`, 'the command says what it always said');
+  const left = (await server.get('/api/push/subscriptions', { key: laptop.key })).json.items as Array<{ endpoint: string }>;
+  t.same(left.map((s) => new URL(s.endpoint).pathname), ['/ok/fay-laptop'], "the phone's subscription is gone");
+
+  const post = await createPost(server, laptop.key, 'still here');
+  await like(server, ben.key, post.id);
+  await eventually('the push to the laptop', 10_000, async () => push.to('/ok/fay-laptop')[0]);
+  t.equal(push.to('/ok/fay-phone').length, 0, 'nothing to the phone');
+  const again = await server.cli(['keys', 'revoke', phoneKeyId]);
+  t.equal(again.code, 0, 'revoking again is still idempotent');
+});
+
 t.test('5xx is retried with backoff until it is delivered', async (t) => {
   const fay = await server.keygen('fay_flaky');
   const sub = browserSubscription(`${push.origin}/flaky/fay`);
