@@ -3,6 +3,7 @@
 import { InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config';
 import { existsSync } from 'node:fs';
+import { printable } from './format';
 import { resolve } from 'node:path';
 import { ensureDataDir, secureDataDir } from '../store/data-dir';
 import { sqlitePath } from '../store/sqlite';
@@ -119,7 +120,9 @@ function sqliteCode(err: unknown, message: string): string {
 /** Exit codes: 2 for a bad flag, value or configuration; 1 for anything that failed at run time. */
 export function fail(err: unknown): never {
   const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`perch: ${message.split('\n')[0]}${sqliteCode(err, message)}\n`);
+  // A message may quote a file or an argument (a JSON parse error quotes the file's text):
+  // control characters are printed escaped.
+  process.stderr.write(`perch: ${printable(message.split('\n')[0])}${sqliteCode(err, message)}\n`);
   process.exit(err instanceof ConfigError || err instanceof UsageError ? 2 : 1);
 }
 

@@ -7,16 +7,31 @@ import { isIPv4, isIPv6 } from 'node:net';
 
 /** `address` as the client a limit counts: itself for IPv4, `xxxx:xxxx:xxxx:xxxx::/64` for IPv6. */
 export function clientNetwork(address: string): string {
-  // The common cases first, without parsing: it runs on every redirect.
+  // The common cases first, without parsing: it runs on every redirect. An IPv4 client of a
+  // listener on `::` is given by uWS in the full form, `0000:0000:0000:0000:0000:ffff:7f00:0001`.
   if (address.indexOf(':') === -1) return address;
+  if (address.length === 39 && address.startsWith(UWS_MAPPED)) {
+    return ipv4Of(parseInt(address.slice(30, 34), 16), parseInt(address.slice(35, 39), 16));
+  }
   if (address.startsWith('::ffff:') && isIPv4(address.slice(7))) return address.slice(7);
   const plain = address.replace(/%.*$/, '');
   if (!isIPv6(plain)) return address;
   const groups = ipv6Groups(plain);
   if (groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && groups[5] === 0xffff) {
-    return `${groups[6] >> 8}.${groups[6] & 0xff}.${groups[7] >> 8}.${groups[7] & 0xff}`;
+    return ipv4Of(groups[6], groups[7]);
+  }
+  // NAT64's well-known prefix (RFC 6052) carries every IPv4 client of a translator in one /64:
+  // the client is the IPv4 address inside.
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && groups[5] === 0) {
+    return ipv4Of(groups[6], groups[7]);
   }
   return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+}
+
+const UWS_MAPPED = '0000:0000:0000:0000:0000:ffff:';
+
+function ipv4Of(high: number, low: number): string {
+  return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
 }
 
 /** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a trailing IPv4 as two groups). */

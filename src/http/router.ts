@@ -209,6 +209,16 @@ export function queryParams(ctx: Ctx): URLSearchParams {
   return new URLSearchParams(ctx.query);
 }
 
+/**
+ * The query as an object of each parameter's first value, as `URLSearchParams.get` reads it
+ * everywhere else (`Object.fromEntries` would keep the last: docs/api.md, "Request bodies").
+ */
+export function queryObject(ctx: Ctx): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of queryParams(ctx)) if (!Object.hasOwn(out, name)) out[name] = value;
+  return out;
+}
+
 /** Parses `input` with a strict zod schema, turning failures into a 400 with details. */
 export function parseWith<T>(schema: ZodType<T>, input: unknown, root = ''): T {
   const r = schema.safeParse(input);

@@ -8,7 +8,7 @@ import type { CursorCodec } from '../core/cursor';
 import { clientIp } from '../http/client-ip';
 import { HttpError, invalidField, invalidRequest } from '../http/errors';
 import { pageBody, pageRequest } from '../http/paging';
-import { JSON_BODY_LIMIT, parseWith, queryParams, type Ctx, type Reply, type Route } from '../http/router';
+import { JSON_BODY_LIMIT, parseWith, queryObject, queryParams, type Ctx, type Reply, type Route } from '../http/router';
 import type { RateLimits } from '../ratelimit/policies';
 import {
   GONE_HTML, GONE_JSON, HTML_TYPE, JSON_TYPE, NOT_FOUND_HTML, NOT_FOUND_JSON, NO_STORE, PAGE_HEADERS, PASSWORD_WRONG_HTML, PASSWORD_WRONG_JSON,
@@ -88,7 +88,7 @@ export function linkRoutes(links: LinkService, deps: LinkRouteDeps): Route[] {
       path: '/api/links/export',
       auth: true,
       handler(ctx) {
-        const q = parseWith(exportQuery, Object.fromEntries(queryParams(ctx)));
+        const q = parseWith(exportQuery, queryObject(ctx));
         const owner = links.exportOwner(ctx.principal!, q.user);
         const filename = `perch-links-${owner.handle}.${q.format}`;
         return {
@@ -107,7 +107,7 @@ export function linkRoutes(links: LinkService, deps: LinkRouteDeps): Route[] {
       async handler(ctx) {
         // Someone else's link is 404 whatever the query says.
         links.checkManageable(ctx.principal!, ctx.params[0]);
-        const q = parseWith(qrQuery, Object.fromEntries(queryParams(ctx)));
+        const q = parseWith(qrQuery, queryObject(ctx));
         const image = await links.qr(ctx.principal!, ctx.params[0], q.format, q.size);
         return { status: 200, body: image.body, contentType: image.contentType };
       },

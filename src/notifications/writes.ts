@@ -2,7 +2,7 @@
 // group transactions: the generation (generate.ts), read state, preferences and push
 // subscriptions.
 import type { Sqlite } from '../store/sqlite';
-import { notFound } from '../http/errors';
+import { notFound, unauthorized } from '../http/errors';
 import type { Preferences } from '../core/notifications';
 import { generateNotifications, type GenerateArgs, type GenerateResult } from './generate';
 import { NotificationStore, type PushSubscription } from './store';
@@ -29,6 +29,11 @@ export function notificationWrites(db: Sqlite) {
     },
 
     addPushSubscription(a: { userId: string; keyId: string; endpoint: string; p256dh: string; auth: string; now: string }): { subscription: PushSubscription; created: boolean } {
+      // The server authenticated the key from its cache, which hears of a revocation a moment
+      // after it is committed; `perch keys revoke` forgets the key's subscriptions once it has
+      // committed. Checked here, in the same serialised transactions, no subscription of a revoked
+      // key can slip in between.
+      if (!store.keyLive(a.keyId)) throw unauthorized('The API key is unknown or revoked.');
       return store.addSubscription(a.userId, a.keyId, a.endpoint, a.p256dh, a.auth, a.now);
     },
 

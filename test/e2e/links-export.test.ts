@@ -70,6 +70,8 @@ t.test('CSV: the contract header, then every link newest first, row by row', asy
   t.equal(r.headers.get('content-disposition'), 'attachment; filename="perch-links-alice.csv"');
   t.equal(r.headers.get('transfer-encoding'), 'chunked', 'streamed');
   t.ok(r.text.startsWith('short_code,short_url,url,created_at,expires_at,password_protected,clicks_total,clicks_bots\r\n'), 'the header, exactly');
+  const twice = await exportOf('?format=csv&format=json', alice);
+  t.equal(twice.headers.get('content-type'), 'text/csv; charset=utf-8', 'a parameter given twice counts with its first value, as everywhere');
   const rows = parseCsv(r.text).map((x) => x.fields);
   t.equal(rows.length, COUNT + 1);
   const expected = created.slice().reverse();

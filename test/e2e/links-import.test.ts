@@ -181,6 +181,13 @@ t.test("perch's own CSV export reads back, but not a link that had a password; a
   t.notOk(h.stdout.includes('\u001b'), 'no escape character reaches the terminal');
   t.match(h.stdout, /skipped entry 1 \(ok1\\u001b\[2J\\u001b\[31mFAKE: imported 999, skipped 0\\u001b\[0m\): /, 'the code shown with its control characters escaped');
   t.match(h.stdout, /imported 0, skipped 1\n$/);
+
+  // A file that is not JSON: the parser's message quotes the file, escape sequences included.
+  writeFileSync(hostile, '{"data":[\u001b[2J\u001b[31mFAKE');
+  const broken = await server.cli(['import', 'kutt', hostile, '--user', 'bob']);
+  t.equal(broken.code, 2);
+  t.notOk(broken.stderr.includes('\u001b'), 'no escape character in the error either');
+  t.match(broken.stderr, /^perch: .*\n$/, 'one line');
 });
 
 t.test('a large file reports its progress; bad input exits with one line', async (t) => {

@@ -31,6 +31,7 @@ t.test('SVG by default, 256 px, decoding to the short URL', async (t) => {
   t.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
   t.notOk(svg.includes('example.com'), 'the image encodes the short URL, not the target');
   t.same(decodeSvg(svg), { width: 256, height: 256, text: `https://sho.rt/${code}` });
+  t.equal((await image(`/api/links/${code}/qr?format=svg&format=png`, alice)).type, 'image/svg+xml', 'the first of a repeated parameter');
   const sized = await image(`/api/links/${code}/qr?format=svg&size=1024`, alice);
   t.same(decodeSvg(sized.bytes.toString('utf8')), { width: 1024, height: 1024, text: `https://sho.rt/${code}` });
 });

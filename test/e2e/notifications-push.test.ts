@@ -1,4 +1,5 @@
 import t from 'tap';
+import { openSqlite } from '../../src/store/sqlite';
 import { createECDH, createPublicKey, randomBytes, verify, type ECDH } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -318,6 +319,19 @@ t.test("revoking a key forgets the push subscriptions registered with it: a lost
   t.equal(push.to('/ok/fay-phone').length, 0, 'nothing to the phone');
   const again = await server.cli(['keys', 'revoke', phoneKeyId]);
   t.equal(again.code, 0, 'revoking again is still idempotent');
+
+  // A subscription sent while a server still holds the key in its cache (a revocation written
+  // straight to SQLite, announced to nobody): the writer checks the key in its own transaction.
+  const tablet = await server.keygen('fay_lost');
+  const tabletKeyId = await server.newestKeyId(tablet.user_id);
+  await subscribe(server, tablet.key, browserSubscription(`${push.origin}/ok/fay-tablet`));
+  const db = openSqlite(server.dataDir);
+  db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').run(new Date().toISOString(), tabletKeyId);
+  db.close();
+  const late = await server.post('/api/push/subscriptions', { key: tablet.key, json: browserSubscription(`${push.origin}/ok/fay-tablet-2`).json });
+  t.equal(late.status, 401, 'refused: the key is revoked');
+  const endpoints = ((await server.get('/api/push/subscriptions', { key: laptop.key })).json.items as Array<{ endpoint: string }>).map((s) => new URL(s.endpoint).pathname);
+  t.notOk(endpoints.includes('/ok/fay-tablet-2'), 'nothing stored under the revoked key');
 });
 
 t.test('5xx is retried with backoff until it is delivered', async (t) => {

@@ -245,7 +245,8 @@ export function PostCard({ post, onChange, onRemoved, onReply, inThread = false 
     try {
       if (want) await api.post(`/api/posts/${post.id}/like`);
       else await api.del(`/api/posts/${post.id}/like`);
-      rememberLike(me.id, post.id, want);
+      // Not if the session ended while the request was on its way (its records went with it).
+      if (session.get().me?.id === me.id) rememberLike(me.id, post.id, want);
       setLiked(want);
       // The count is the server's: a like made elsewhere is not counted twice.
       const fresh = await api.get<Post>(`/api/posts/${post.id}`);
