@@ -3,6 +3,7 @@
 // network (server-side request forgery): to loopback services, the local network, or a cloud
 // provider's metadata address. Pure: names are resolved by the caller.
 import { BlockList, isIP } from 'node:net';
+import { ipv6Groups, wrappedIpv4 } from './ip-literal';
 
 /** Addresses that are not on the public internet (IANA special-purpose registries). */
 const NOT_PUBLIC = new BlockList();
@@ -38,32 +39,6 @@ for (const [net, prefix] of [
   ['3fff::', 20], // documentation
 ] as const) {
   NOT_PUBLIC.addSubnet(net, prefix, 'ipv6');
-}
-
-/** An IPv6 address (no brackets) as its eight 16-bit groups, or null when it is not one. */
-function ipv6Groups(address: string): number[] | null {
-  if (isIP(address) !== 6) return null;
-  let text = address.toLowerCase();
-  // A trailing dotted quad is the last two groups.
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(1).map(Number);
-    text = text.slice(0, dotted.index) + ((a << 8) | b).toString(16) + ':' + ((c << 8) | d).toString(16);
-  }
-  const [head, tail] = text.includes('::') ? text.split('::') : [text, null];
-  const parse = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
-  const left = parse(head);
-  if (tail === null) return left;
-  const right = parse(tail);
-  return [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
-}
-
-/** The IPv4 address an IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) address wraps. */
-function wrappedIpv4(g: number[]): string | null {
-  const mapped = g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0xffff;
-  const nat64 = g[0] === 0x64 && g[1] === 0xff9b && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0;
-  if (!mapped && !nat64) return null;
-  return `${g[6] >> 8}.${g[6] & 255}.${g[7] >> 8}.${g[7] & 255}`;
 }
 
 /** True when `address` (an IP literal) is on the public internet. Anything else is false. */
