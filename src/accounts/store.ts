@@ -99,6 +99,12 @@ export class AccountStore {
     return rows.map((r) => ({ ...r, admin: r.admin === 1 }));
   }
 
+  /** Whether a key exists and is not revoked, as this connection's transaction sees it. */
+  keyIsLive(keyId: string): boolean {
+    const row = this.revokedAt.get(keyId) as { revoked_at: string | null } | undefined;
+    return row !== undefined && row.revoked_at === null;
+  }
+
   /**
    * Revokes a key: 'revoked' now, or the time it was revoked before ('already'), or 'unknown'
    * when no key has this id. A key revoked before keeps its first revocation time.

@@ -153,7 +153,6 @@ export class NotificationStore {
       insertSubscription: q('INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth, created_at, key_id) VALUES (?, ?, ?, ?, ?, ?)'),
       updateSubscriptionKeys: q('UPDATE push_subscriptions SET p256dh = ?, auth = ?, key_id = ? WHERE id = ?'),
       deleteKeySubscriptions: q('DELETE FROM push_subscriptions WHERE key_id = ?'),
-      keyLive: q('SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL').pluck(),
       deleteSubscription: q('DELETE FROM push_subscriptions WHERE id = ? AND user_id = ?'),
       deleteGoneSubscription: q('DELETE FROM push_subscriptions WHERE id = ? AND endpoint = ?'),
       deleteSubscriptionById: q('DELETE FROM push_subscriptions WHERE id = ?'),
@@ -388,11 +387,6 @@ export class NotificationStore {
     if (existing) this.s.deleteSubscriptionById.run(BigInt(existing.id));
     const id = this.s.insertSubscription.run(userId, endpoint, p256dh, auth, now, keyId).lastInsertRowid;
     return { subscription: { id: String(id), endpoint, created_at: now }, created: true };
-  }
-
-  /** Whether an API key exists and is not revoked, as the writer's transaction sees it. */
-  keyLive(keyId: string): boolean {
-    return this.s.keyLive.get(keyId) === 1;
   }
 
   /** Forgets the subscriptions registered with an API key (revoked); returns how many. */

@@ -2,6 +2,7 @@
 // group transactions: the generation (generate.ts), read state, preferences and push
 // subscriptions.
 import type { Sqlite } from '../store/sqlite';
+import { AccountStore } from '../accounts/store';
 import { notFound, unauthorized } from '../http/errors';
 import type { Preferences } from '../core/notifications';
 import { generateNotifications, type GenerateArgs, type GenerateResult } from './generate';
@@ -9,6 +10,7 @@ import { NotificationStore, type PushSubscription } from './store';
 
 export function notificationWrites(db: Sqlite) {
   const store = new NotificationStore(db);
+  const accounts = new AccountStore(db);
   return {
     /** Makes, joins and removes notifications from the next events of the outbox. */
     generateNotifications(a: GenerateArgs): GenerateResult {
@@ -33,7 +35,7 @@ export function notificationWrites(db: Sqlite) {
       // after it is committed; `perch keys revoke` forgets the key's subscriptions once it has
       // committed. Checked here, in the same serialised transactions, no subscription of a revoked
       // key can slip in between.
-      if (!store.keyLive(a.keyId)) throw unauthorized('The API key is unknown or revoked.');
+      if (!accounts.keyIsLive(a.keyId)) throw unauthorized('The API key is unknown or revoked.');
       return store.addSubscription(a.userId, a.keyId, a.endpoint, a.p256dh, a.auth, a.now);
     },
 

@@ -2,6 +2,8 @@
 // liked a post, so the client remembers the likes made in this browser (per user, the newest
 // 2,000). Liking is idempotent on the server, so a like made elsewhere and pressed again here
 // changes nothing there; the count shown is always re-read from the server after a toggle.
+import { forgetStoredRecords } from './stored-records';
+
 const LIMIT = 2000;
 
 const STORAGE_PREFIX = 'perch.likes.';
@@ -15,11 +17,7 @@ function storageKey(userId: string): string {
  * remembers of it goes with the session rather than stay for the next person at it.
  */
 export function forgetLikes(): void {
-  try {
-    for (const key of Object.keys(localStorage)) if (key.startsWith(STORAGE_PREFIX)) localStorage.removeItem(key);
-  } catch {
-    // Storage unavailable: nothing was remembered.
-  }
+  forgetStoredRecords(STORAGE_PREFIX);
 }
 
 function read(userId: string): string[] {

@@ -3,6 +3,7 @@
 // is sent to POST /api/push/subscriptions. This browser remembers which subscription it made for
 // which user (`perch.push.<user id>`), so that it can remove it again and renew it on later visits.
 import { ApiError, Problem, api, type PushSubscriptionRecord } from './api';
+import { forgetStoredRecords } from './stored-records';
 
 export const SERVICE_WORKER_URL = '/app/sw.js';
 const SCOPE = '/';
@@ -179,11 +180,7 @@ async function unsubscribeHere(): Promise<void> {
  * leaves a subscription the server can still reach until it is turned off.
  */
 export async function endPushHere(): Promise<void> {
-  try {
-    for (const key of Object.keys(localStorage)) if (key.startsWith(STORAGE_PREFIX)) localStorage.removeItem(key);
-  } catch {
-    // Storage unavailable: nothing was remembered.
-  }
+  forgetStoredRecords(STORAGE_PREFIX);
   await unsubscribeHere().catch(() => undefined);
 }
 
