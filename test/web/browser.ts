@@ -451,6 +451,47 @@ export async function answerOnce(
   return { answered: promise };
 }
 
+export interface AnsweredRequests {
+  /** Resolves once `n` matching requests were answered (bounded by the step timeout). */
+  waitForAnswered(n: number): Promise<void>;
+}
+
+/**
+ * Answers every request of `method` whose path matches `path` in this tab with `answer`, for the
+ * tab's life: for a failure that must stay a failure whichever part of the app sends the request,
+ * and however many times. Everything else goes to the server. Not for a tab that intercepts
+ * otherwise (see holdRequests).
+ */
+export async function answerEvery(
+  page: Page,
+  method: string,
+  path: RegExp,
+  answer: { status: number; json: unknown },
+): Promise<AnsweredRequests> {
+  let answered = 0;
+  await page.setRequestInterception(true);
+  page.on('request', (req) => {
+    if (req.isInterceptResolutionHandled()) return;
+    if (req.method() === method && path.test(new URL(req.url()).pathname)) {
+      req.respond({ status: answer.status, contentType: 'application/json', body: JSON.stringify(answer.json) }).then(
+        () => void answered++,
+        () => undefined,
+      );
+    } else {
+      req.continue().catch(() => undefined);
+    }
+  });
+  return {
+    async waitForAnswered(n) {
+      const deadline = Date.now() + STEP_TIMEOUT_MS;
+      while (answered < n) {
+        if (Date.now() > deadline) throw new Error(`${n} ${method} request(s) to ${path} were not answered within ${STEP_TIMEOUT_MS} ms (answered ${answered})`);
+        await sleep(20);
+      }
+    },
+  };
+}
+
 /** Lets a browser context save downloads into `dir` (headless Chromium refuses them otherwise). */
 export async function allowDownloads(browser: Browser, context: { id?: string }, dir: string): Promise<void> {
   const cdp = await browser.target().createCDPSession();
