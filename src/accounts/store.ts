@@ -37,7 +37,7 @@ export class AccountStore {
   private readonly keyRows;
   private readonly keyRowsOfUser;
   private readonly revoke;
-  private readonly revokedAt;
+  private readonly keyState;
   private readonly countUsers;
   private readonly countKeys;
 
@@ -51,7 +51,7 @@ export class AccountStore {
     this.keyRows = db.prepare(`${keySelect} ORDER BY k.created_at, k.id`);
     this.keyRowsOfUser = db.prepare(`${keySelect} WHERE u.handle_lower = ? ORDER BY k.created_at, k.id`);
     this.revoke = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
-    this.revokedAt = db.prepare('SELECT revoked_at FROM api_keys WHERE id = ?');
+    this.keyState = db.prepare('SELECT user_id, revoked_at FROM api_keys WHERE id = ?');
     this.countUsers = db.prepare('SELECT COUNT(*) FROM users').pluck();
     this.countKeys = db.prepare('SELECT COUNT(*) FROM api_keys').pluck();
   }
@@ -101,21 +101,32 @@ export class AccountStore {
 
   /** Whether a key exists and is not revoked, as this connection's transaction sees it. */
   keyIsLive(keyId: string): boolean {
-    const row = this.revokedAt.get(keyId) as { revoked_at: string | null } | undefined;
+    const row = this.keyState.get(keyId) as KeyState | undefined;
     return row !== undefined && row.revoked_at === null;
   }
 
   /**
    * Revokes a key: 'revoked' now, or the time it was revoked before ('already'), or 'unknown'
-   * when no key has this id. A key revoked before keeps its first revocation time.
+   * when no key has this id. A key revoked before keeps its first revocation time. Both known
+   * states name the key's user.
    */
-  revokeKey(keyId: string, now: string): { state: 'revoked' } | { state: 'already'; revokedAt: string } | { state: 'unknown' } {
+  revokeKey(
+    keyId: string,
+    now: string,
+  ): { state: 'revoked'; userId: string } | { state: 'already'; revokedAt: string; userId: string } | { state: 'unknown' } {
     return this.db.transaction(() => {
-      if (this.revoke.run(now, keyId).changes === 1) return { state: 'revoked' as const };
-      const row = this.revokedAt.get(keyId) as { revoked_at: string | null } | undefined;
-      return row?.revoked_at ? { state: 'already' as const, revokedAt: row.revoked_at } : { state: 'unknown' as const };
+      const row = this.keyState.get(keyId) as KeyState | undefined;
+      if (!row) return { state: 'unknown' as const };
+      if (row.revoked_at !== null) return { state: 'already' as const, revokedAt: row.revoked_at, userId: row.user_id };
+      this.revoke.run(now, keyId);
+      return { state: 'revoked' as const, userId: row.user_id };
     }).immediate();
   }
+}
+
+interface KeyState {
+  user_id: string;
+  revoked_at: string | null;
 }
 
 export function publicUser(u: User): User {

@@ -96,9 +96,10 @@ export async function keysRevokeCommand(keyId: string, opts: CommonOptions): Pro
     const outcome = accounts.revokeKey(keyId, new Date().toISOString());
     if (outcome.state === 'unknown') throw new UsageError(`no key with id ${keyId}`);
     // A revoked key is often a lost device: the push subscriptions registered with it go too, so
-    // the device stops receiving notifications. Done again for a key revoked already (one revoked
-    // before subscriptions were recorded with their key, or a run that stopped here).
-    new NotificationStore(db).deleteKeySubscriptions(keyId);
+    // the device stops receiving notifications, and so do the user's subscriptions of unknown key
+    // (from before keys were recorded), which the user's browsers register again at their next
+    // visit. Done again for a key revoked already (a run that stopped here).
+    new NotificationStore(db).deleteKeySubscriptions(keyId, outcome.userId);
     announceDataDir(dir);
     if (outcome.state === 'already') {
       // Revoking is idempotent: what was asked for holds. The servers forgot the key when it was

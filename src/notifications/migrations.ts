@@ -76,7 +76,7 @@ export const notifications: Migration = {
 
 // The API key each push subscription was registered with, so that revoking the key (a lost
 // device) stops the pushes to that device too (`perch keys revoke`). Subscriptions made before
-// have none and stay until turned off or refused by their push service.
+// have none: revoking any key of their user forgets them (cli/keys.ts).
 export const subscriptionKeys: Migration = {
   version: 11,
   name: 'push subscription keys',

@@ -152,7 +152,7 @@ export class NotificationStore {
       subscriptionByEndpoint: q('SELECT CAST(id AS TEXT) AS id, user_id, endpoint, p256dh, auth, created_at FROM push_subscriptions WHERE endpoint = ?'),
       insertSubscription: q('INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth, created_at, key_id) VALUES (?, ?, ?, ?, ?, ?)'),
       updateSubscriptionKeys: q('UPDATE push_subscriptions SET p256dh = ?, auth = ?, key_id = ? WHERE id = ?'),
-      deleteKeySubscriptions: q('DELETE FROM push_subscriptions WHERE key_id = ?'),
+      deleteKeySubscriptions: q('DELETE FROM push_subscriptions WHERE key_id = ? OR (user_id = ? AND key_id IS NULL)'),
       deleteSubscription: q('DELETE FROM push_subscriptions WHERE id = ? AND user_id = ?'),
       deleteGoneSubscription: q('DELETE FROM push_subscriptions WHERE id = ? AND endpoint = ?'),
       deleteSubscriptionById: q('DELETE FROM push_subscriptions WHERE id = ?'),
@@ -389,9 +389,13 @@ export class NotificationStore {
     return { subscription: { id: String(id), endpoint, created_at: now }, created: true };
   }
 
-  /** Forgets the subscriptions registered with an API key (revoked); returns how many. */
-  deleteKeySubscriptions(keyId: string): number {
-    return this.s.deleteKeySubscriptions.run(keyId).changes;
+  /**
+   * Forgets the subscriptions an API key (revoked) may have registered: those recorded with it,
+   * and its user's that were registered before subscriptions recorded their key (migration 11),
+   * one of which may be the key's. Returns how many.
+   */
+  deleteKeySubscriptions(keyId: string, userId: string): number {
+    return this.s.deleteKeySubscriptions.run(keyId, userId).changes;
   }
 
   deleteSubscription(userId: string, id: string): boolean {

@@ -334,6 +334,34 @@ t.test("revoking a key forgets the push subscriptions registered with it: a lost
   t.notOk(endpoints.includes('/ok/fay-tablet-2'), 'nothing stored under the revoked key');
 });
 
+t.test('revoking a key also forgets its user\'s subscriptions of unknown key (from before keys were recorded)', async (t) => {
+  const old = await server.keygen('gil_old');
+  const oldKeyId = await server.newestKeyId(old.user_id);
+  const other = await server.keygen('gil_other');
+  const oldSub = browserSubscription(`${push.origin}/ok/gil-old`);
+  await subscribe(server, old.key, oldSub);
+  await subscribe(server, other.key, browserSubscription(`${push.origin}/ok/gil-other`));
+  // As subscriptions made before migration 11 are: no key recorded.
+  const db = openSqlite(server.dataDir);
+  db.prepare("UPDATE push_subscriptions SET key_id = NULL WHERE endpoint LIKE '%/ok/gil-%'").run();
+  db.close();
+  const spare = await server.keygen('gil_old');
+
+  const revoked = await server.cli(['keys', 'revoke', oldKeyId]);
+  t.equal(revoked.code, 0, revoked.stderr);
+  t.same((await server.get('/api/push/subscriptions', { key: spare.key })).json.items, [], "the user's subscription of unknown key is gone");
+  const others = (await server.get('/api/push/subscriptions', { key: other.key })).json.items as Array<{ endpoint: string }>;
+  t.same(others.map((s) => new URL(s.endpoint).pathname), ['/ok/gil-other'], "another user's stays");
+
+  // The browser that still holds the subscription registers it again at its next visit, under the
+  // key it is signed in with now.
+  const again = await server.post('/api/push/subscriptions', { key: spare.key, json: oldSub.json });
+  t.equal(again.status, 201, 'registered again');
+  const post = await createPost(server, spare.key, 'back');
+  await like(server, ben.key, post.id);
+  await eventually('the push after registering again', 10_000, async () => push.to('/ok/gil-old')[0]);
+});
+
 t.test('5xx is retried with backoff until it is delivered', async (t) => {
   const fay = await server.keygen('fay_flaky');
   const sub = browserSubscription(`${push.origin}/flaky/fay`);
