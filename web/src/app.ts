@@ -123,7 +123,8 @@ export function App() {
   useEffect(() => {
     if (!live || !s.key || !s.me) return;
     startNotifications(s.key);
-    void renewPush(s.me.id);
+    const userId = s.me.id;
+    void renewPush(userId, () => session.get().me?.id === userId);
     return () => stopNotifications();
   }, [live, s.key]);
   useLiveAnnouncements(live);

@@ -114,8 +114,12 @@ function activated(reg: ServiceWorkerRegistration): Promise<void> {
   });
 }
 
-/** Turns push on for this browser and user. Throws an Error whose message a person can read. */
-export async function enablePush(userId: string): Promise<void> {
+/**
+ * Turns push on for this browser and user. Throws an Error whose message a person can read.
+ * `stillSignedIn` says whether the user's session is still this tab's once the server has stored
+ * the subscription.
+ */
+export async function enablePush(userId: string, stillSignedIn: () => boolean): Promise<void> {
   const reason = pushUnsupportedReason();
   if (reason) throw new Problem(reason);
   const publicKey = await serverKey();
@@ -145,6 +149,13 @@ export async function enablePush(userId: string): Promise<void> {
     sub = await reg.pushManager.subscribe(options);
   }
   const record = await api.post<PushSubscriptionRecord>('/api/push/subscriptions', sub.toJSON());
+  if (!stillSignedIn()) {
+    // The session ended while the server stored it (its end already cleared this browser): the
+    // browser's subscription goes, so the push service refuses the server's next message and the
+    // server forgets it then, and nothing is remembered for the next person at this browser.
+    await sub.unsubscribe().catch(() => undefined);
+    return;
+  }
   remember(userId, { id: record.id, endpoint: record.endpoint });
 }
 
@@ -189,7 +200,7 @@ export async function endPushHere(): Promise<void> {
  * 200 and updates its keys), so one the browser renewed meanwhile keeps working; one the browser
  * dropped is removed from the server too. Failures are left for the next visit.
  */
-export async function renewPush(userId: string): Promise<void> {
+export async function renewPush(userId: string, stillSignedIn: () => boolean): Promise<void> {
   const mine = remembered(userId);
   if (!mine || pushUnsupportedReason()) return;
   try {
@@ -200,7 +211,8 @@ export async function renewPush(userId: string): Promise<void> {
       return;
     }
     const record = await api.post<PushSubscriptionRecord>('/api/push/subscriptions', sub.toJSON());
-    remember(userId, { id: record.id, endpoint: record.endpoint });
+    // A session that ended meanwhile took the record and the browser's subscription with it.
+    if (stillSignedIn()) remember(userId, { id: record.id, endpoint: record.endpoint });
   } catch {
     // Next visit.
   }

@@ -194,7 +194,7 @@ function PushSettings() {
     setBusy(true);
     setError(null);
     try {
-      if (on) await enablePush(me.id);
+      if (on) await enablePush(me.id, () => session.get().me?.id === me.id);
       else await disablePush(me.id);
       announce(on ? 'Push notifications are on in this browser.' : 'Push notifications are off in this browser.');
     } catch (err) {
