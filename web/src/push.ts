@@ -116,10 +116,11 @@ function activated(reg: ServiceWorkerRegistration): Promise<void> {
 
 /**
  * Turns push on for this browser and user. Throws an Error whose message a person can read.
- * `stillSignedIn` says whether the user's session is still this tab's once the server has stored
- * the subscription.
+ * `stillSignedIn` says whether the user's session is still this tab's: asked before the server is
+ * sent the subscription and again once it has stored it. False when the session ended meanwhile
+ * (nothing is left on in this browser then), true when push is on.
  */
-export async function enablePush(userId: string, stillSignedIn: () => boolean): Promise<void> {
+export async function enablePush(userId: string, stillSignedIn: () => boolean): Promise<boolean> {
   const reason = pushUnsupportedReason();
   if (reason) throw new Problem(reason);
   const publicKey = await serverKey();
@@ -148,15 +149,22 @@ export async function enablePush(userId: string, stillSignedIn: () => boolean): 
     await old.unsubscribe();
     sub = await reg.pushManager.subscribe(options);
   }
+  // The permission prompt and the service worker's start can outlast the session: the
+  // subscription is then not sent with whatever key the tab holds now.
+  if (!stillSignedIn()) {
+    await sub.unsubscribe().catch(() => undefined);
+    return false;
+  }
   const record = await api.post<PushSubscriptionRecord>('/api/push/subscriptions', sub.toJSON());
   if (!stillSignedIn()) {
     // The session ended while the server stored it (its end already cleared this browser): the
     // browser's subscription goes, so the push service refuses the server's next message and the
     // server forgets it then, and nothing is remembered for the next person at this browser.
     await sub.unsubscribe().catch(() => undefined);
-    return;
+    return false;
   }
   remember(userId, { id: record.id, endpoint: record.endpoint });
+  return true;
 }
 
 /**

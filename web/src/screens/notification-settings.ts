@@ -194,8 +194,12 @@ function PushSettings() {
     setBusy(true);
     setError(null);
     try {
-      if (on) await enablePush(me.id, () => session.get().me?.id === me.id);
-      else await disablePush(me.id);
+      if (on) {
+        // A session that ended meanwhile left nothing on, and has said so itself.
+        if (!(await enablePush(me.id, () => session.get().me?.id === me.id))) return;
+      } else {
+        await disablePush(me.id);
+      }
       announce(on ? 'Push notifications are on in this browser.' : 'Push notifications are off in this browser.');
     } catch (err) {
       setError(err);
