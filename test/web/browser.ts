@@ -469,13 +469,14 @@ export async function answerEvery(
   answer: { status: number; json: unknown },
 ): Promise<AnsweredRequests> {
   let answered = 0;
+  let failure: unknown = null;
   await page.setRequestInterception(true);
   page.on('request', (req) => {
     if (req.isInterceptResolutionHandled()) return;
     if (req.method() === method && path.test(new URL(req.url()).pathname)) {
       req.respond({ status: answer.status, contentType: 'application/json', body: JSON.stringify(answer.json) }).then(
         () => void answered++,
-        () => undefined,
+        (err: unknown) => void (failure ??= err),
       );
     } else {
       req.continue().catch(() => undefined);
@@ -485,6 +486,7 @@ export async function answerEvery(
     async waitForAnswered(n) {
       const deadline = Date.now() + STEP_TIMEOUT_MS;
       while (answered < n) {
+        if (failure) throw new Error(`answering a ${method} request to ${path} failed: ${(failure as Error).message ?? String(failure)}`);
         if (Date.now() > deadline) throw new Error(`${n} ${method} request(s) to ${path} were not answered within ${STEP_TIMEOUT_MS} ms (answered ${answered})`);
         await sleep(20);
       }
