@@ -10,7 +10,7 @@ import { notificationSentence } from './notification-text';
 import { onNotification, startNotifications, stopNotifications, unreadCount } from './notifications';
 import { disablePush, renewPush } from './push';
 import { href, match, usePath } from './router';
-import { followOtherTabs, resume, session, signOut } from './session';
+import { followOtherTabs, resume, session, signOut, thisSession } from './session';
 import { useStore } from './store';
 import { userById } from './users';
 import { Home } from './screens/home';
@@ -123,8 +123,7 @@ export function App() {
   useEffect(() => {
     if (!live || !s.key || !s.me) return;
     startNotifications(s.key);
-    const userId = s.me.id;
-    void renewPush(userId, () => session.get().me?.id === userId);
+    void renewPush(s.me.id, thisSession());
     return () => stopNotifications();
   }, [live, s.key]);
   useLiveAnnouncements(live);

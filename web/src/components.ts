@@ -6,7 +6,7 @@ import { formatDateTime, plural } from './format';
 import { isLiked, rememberLike } from './likes';
 import { excerpt } from './notification-text';
 import { href } from './router';
-import { session } from './session';
+import { session, thisSession } from './session';
 import { createStore, useStore } from './store';
 import { textParts } from './post-links';
 import { onNotification } from './notifications';
@@ -242,11 +242,12 @@ export function PostCard({ post, onChange, onRemoved, onReply, inThread = false 
     setBusy(true);
     setError(null);
     const want = !liked;
+    const current = thisSession();
     try {
       if (want) await api.post(`/api/posts/${post.id}/like`);
       else await api.del(`/api/posts/${post.id}/like`);
       // Not if the session ended while the request was on its way (its records went with it).
-      if (session.get().me?.id === me.id) rememberLike(me.id, post.id, want);
+      if (current()) rememberLike(me.id, post.id, want);
       setLiked(want);
       // The count is the server's: a like made elsewhere is not counted twice.
       const fresh = await api.get<Post>(`/api/posts/${post.id}`);

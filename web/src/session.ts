@@ -24,7 +24,21 @@ function storedKey(): string | null {
   }
 }
 
+/** Sessions begun in this tab so far: each sign-in, resumed key and session end starts another. */
+let sessions = 0;
+
+/**
+ * A check that the session of this moment is still this tab's: false once it has ended, even if
+ * the same user has signed in again since. For work that writes what the browser keeps of a user
+ * after an await, which a session's end clears.
+ */
+export function thisSession(): () => boolean {
+  const current = sessions;
+  return () => current === sessions && session.get().key !== null;
+}
+
 function apply(next: Session): void {
+  if (next.key !== session.get().key) sessions++;
   // A key the server refuses is forgotten only if it is still the stored one: another tab may
   // have signed in with another key meanwhile.
   configureApi(next.key, (err) => endSession(err.message, next.key));

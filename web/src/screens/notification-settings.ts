@@ -8,7 +8,7 @@ import { ErrorMessage, Loading, ScreenTitle, announce } from '../components';
 import { excerpt } from '../notification-text';
 import { disablePush, enablePush, pushState, type PushState } from '../push';
 import { href } from '../router';
-import { session } from '../session';
+import { session, thisSession } from '../session';
 import { useStore } from '../store';
 import { postById, userById } from '../users';
 
@@ -196,7 +196,7 @@ function PushSettings() {
     try {
       if (on) {
         // A session that ended meanwhile left nothing on, and has said so itself.
-        if (!(await enablePush(me.id, () => session.get().me?.id === me.id))) return;
+        if (!(await enablePush(me.id, thisSession()))) return;
       } else {
         await disablePush(me.id);
       }
