@@ -60,6 +60,11 @@ export function onResync(listener: () => void): () => void {
 
 let refreshing: Promise<void> | null = null;
 let refreshAgain = false;
+/**
+ * Changes made to the count here (a notification read, all read): an answer to a read sent before
+ * one of them is older than the count shown, and is not shown; the read is made again.
+ */
+let countedHere = 0;
 
 /** Reads the unread count again (GET /api/me); calls made meanwhile share one more read. */
 export function refreshUnread(): Promise<void> {
@@ -71,10 +76,12 @@ export function refreshUnread(): Promise<void> {
     do {
       refreshAgain = false;
       try {
+        const asked = countedHere;
         const me = await api.get<User>('/api/me');
         if (!key) return;
         setMe(me);
-        if (typeof me.unread_notifications === 'number') unreadCount.set(me.unread_notifications);
+        if (asked !== countedHere) refreshAgain = true;
+        else if (typeof me.unread_notifications === 'number') unreadCount.set(me.unread_notifications);
       } catch {
         // A 401 has signed out (api.ts); a network failure leaves the count as it was.
         return;
@@ -86,8 +93,15 @@ export function refreshUnread(): Promise<void> {
 
 /** Counts a notification read here without asking the server. */
 export function markedRead(count = 1): void {
+  countedHere++;
   const n = unreadCount.get();
   if (n !== null) unreadCount.set(Math.max(0, n - count));
+}
+
+/** Counts every notification read here (Mark all as read) without asking the server. */
+export function allRead(): void {
+  countedHere++;
+  unreadCount.set(0);
 }
 
 function socketUrl(k: string): string {

@@ -6,7 +6,7 @@ import { api, withQuery, type NotificationItem, type NotificationPage, type Post
 import { ErrorMessage, MoreItems, ScreenTitle, announce, useFeed } from '../components';
 import { formatDateTime } from '../format';
 import { excerpt, actionText } from '../notification-text';
-import { liveState, markedRead, noteSeen, onNotification, onResync, refreshUnread, unreadCount } from '../notifications';
+import { allRead, liveState, markedRead, noteSeen, onNotification, onResync, refreshUnread, unreadCount } from '../notifications';
 import { href } from '../router';
 import { useStore } from '../store';
 import { postById, userById } from '../users';
@@ -174,7 +174,7 @@ export function Notifications() {
     try {
       await api.post('/api/notifications/read-all');
       feed.setItems((items) => items.map((x) => ({ ...x, read: true })));
-      unreadCount.set(0);
+      allRead();
       announce('All notifications marked as read.');
       void refreshUnread();
     } catch (err) {
