@@ -236,6 +236,18 @@ export async function waitInPage(page: Page, fn: string, timeout = STEP_TIMEOUT_
   await page.waitForFunction(fn, { timeout });
 }
 
+/**
+ * Empties a form field as deleting its text would: with an input event. The app's fields are
+ * controlled (their value lives in the screen's state), so a field emptied without one gets its
+ * old value back at the screen's next render, which a socket message can cause at any moment.
+ */
+export async function clearField(page: Page, selector: string): Promise<void> {
+  await page.$eval(selector, (el: any) => {
+    el.value = '';
+    el.dispatchEvent(new (globalThis as any).Event('input', { bubbles: true }));
+  });
+}
+
 /** Clicks the first button or link whose text is `text` exactly (after trimming). */
 export async function clickText(page: Page, selector: string, text: string): Promise<void> {
   const handle = await page.waitForFunction(

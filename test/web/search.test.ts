@@ -8,6 +8,7 @@ import { allPages } from '../social/helpers';
 import {
   PHONE,
   answerOnce,
+  clearField,
   launchBrowser,
   newAppPage,
   reportIfFailed,
@@ -142,7 +143,7 @@ t.test('a spent tier answers 429, shown with when to try again', async (t) => {
   let status = 200;
   for (let i = 0; i < 30 && status === 200; i++) status = (await search('tea', 'relevance')).status;
   t.equal(status, 429, 'the relevance bucket is dry');
-  await page.$eval('#search-input', (e: any) => (e.value = ''));
+  await clearField(page, '#search-input');
   await page.type('#search-input', 'tea train');
   await page.keyboard.press('Enter');
   await waitInPage(page, `(document.querySelector('.more .error')?.textContent ?? '').includes('Try again in')`);
