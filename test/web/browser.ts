@@ -237,15 +237,20 @@ export async function waitInPage(page: Page, fn: string, timeout = STEP_TIMEOUT_
 }
 
 /**
- * Empties a form field as deleting its text would: with an input event. The app's fields are
- * controlled (their value lives in the screen's state), so a field emptied without one gets its
- * old value back at the screen's next render, which a socket message can cause at any moment.
+ * Sets a form field's value as typing or deleting would: with an input event. The app's fields are
+ * controlled (their value lives in the screen's state), so a value set without one is put back
+ * at the screen's next render, which a socket message can cause at any moment.
  */
-export async function clearField(page: Page, selector: string): Promise<void> {
-  await page.$eval(selector, (el: any) => {
-    el.value = '';
-    el.dispatchEvent(new (globalThis as any).Event('input', { bubbles: true }));
-  });
+export async function setValue(page: Page, selector: string, value: string): Promise<void> {
+  await page.waitForSelector(selector);
+  await page.$eval(
+    selector,
+    (el: any, v: string) => {
+      el.value = v;
+      el.dispatchEvent(new (globalThis as any).Event('input', { bubbles: true }));
+    },
+    value,
+  );
 }
 
 /** Clicks the first button or link whose text is `text` exactly (after trimming). */
@@ -368,6 +373,15 @@ export async function answerExampleTargets(page: Page): Promise<void> {
   });
 }
 
+/** Waits until `done()` holds, looking every 20 ms; past the step timeout, fails saying `late()`. */
+async function pollUntil(done: () => boolean, late: () => string): Promise<void> {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(late());
+    await sleep(20);
+  }
+}
+
 export interface HeldRequests {
   /** Resolves once `n` matching requests are being held (bounded by the step timeout). */
   waitForHeld(n?: number): Promise<void>;
@@ -399,11 +413,7 @@ export async function holdRequests(page: Page, method: string, path: RegExp): Pr
   page.on('request', onRequest);
   return {
     async waitForHeld(n = 1) {
-      const deadline = Date.now() + STEP_TIMEOUT_MS;
-      while (held.length < n) {
-        if (Date.now() > deadline) throw new Error(`${n} ${method} request(s) to ${path} were not sent within ${STEP_TIMEOUT_MS} ms (held ${held.length})`);
-        await sleep(20);
-      }
+      await pollUntil(() => held.length >= n, () => `${n} ${method} request(s) to ${path} were not sent within ${STEP_TIMEOUT_MS} ms (held ${held.length})`);
     },
     seen: () => seen,
     async release() {
@@ -496,12 +506,13 @@ export async function answerEvery(
   });
   return {
     async waitForAnswered(n) {
-      const deadline = Date.now() + STEP_TIMEOUT_MS;
-      while (answered < n) {
-        if (failure) throw new Error(`answering a ${method} request to ${path} failed: ${(failure as Error).message ?? String(failure)}`);
-        if (Date.now() > deadline) throw new Error(`${n} ${method} request(s) to ${path} were not answered within ${STEP_TIMEOUT_MS} ms (answered ${answered})`);
-        await sleep(20);
-      }
+      await pollUntil(
+        () => {
+          if (failure) throw new Error(`answering a ${method} request to ${path} failed: ${(failure as Error).message ?? String(failure)}`);
+          return answered >= n;
+        },
+        () => `${n} ${method} request(s) to ${path} were not answered within ${STEP_TIMEOUT_MS} ms (answered ${answered})`,
+      );
     },
   };
 }

@@ -16,7 +16,6 @@ import {
   answerExampleTargets,
   answerEvery,
   answerOnce,
-  clearField,
   clickText,
   downloaded,
   focusOutline,
@@ -28,6 +27,7 @@ import {
   overflowsSideways,
   pressHolding,
   seriousA11yViolations,
+  setValue,
   signIn,
   startServerAtOwnOrigin,
   tabTo,
@@ -69,19 +69,6 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Sets an input's value as typing would (Preact listens to input events). */
-async function setValue(selector: string, value: string): Promise<void> {
-  await page.waitForSelector(selector);
-  await page.$eval(
-    selector,
-    (el: any, v: string) => {
-      el.value = v;
-      el.dispatchEvent(new (globalThis as any).Event('input', { bubbles: true }));
-    },
-    value,
-  );
-}
-
 t.test('sign in: a wrong key shows the server\'s 401 message; the right one is kept until signing out', async (t) => {
   await page.goto(server.url + '/');
   t.equal(await textOf(page, 'h1'), 'Sign in to perch');
@@ -95,7 +82,7 @@ t.test('sign in: a wrong key shows the server\'s 401 message; the right one is k
   t.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent.trim()), 'Sign in', 'the button pressed kept the focus through its request');
   await noSeriousViolations(t, 'sign in with an error');
 
-  await setValue('#api-key', '');
+  await setValue(page, '#api-key', '');
   await signIn(page, alice.key);
   await page.waitForSelector('nav[aria-label="Main"]');
   t.equal(await textOf(page, 'h1'), 'Home');
@@ -195,8 +182,8 @@ t.test('shorten a link, follow the short URL, and see the click in the chart', a
 
 t.test('edit the target and the expiry, then delete after a confirm', async (t) => {
   const newTarget = 'https://example.org/moved';
-  await setValue('#edit-url', newTarget);
-  await setValue('#edit-expires', '2031-05-04T10:30');
+  await setValue(page, '#edit-url', newTarget);
+  await setValue(page, '#edit-expires', '2031-05-04T10:30');
   const expectedExpiry = await page.evaluate(() => new Date('2031-05-04T10:30').toISOString());
   await clickText(page, 'button', 'Save changes');
   await waitInPage(page, `document.querySelector('.facts dd.break').textContent === ${JSON.stringify(newTarget)}`);
@@ -263,7 +250,7 @@ async function personTab(t: Test, key: Key, viewport?: Parameters<typeof newAppP
 const LINKS_LISTED = `location.hash === '#/links' && !!document.querySelector('#shorten-url') && (document.body.textContent.includes('No links yet') || (!!document.querySelector('.more') && !document.querySelector('.more [role="status"]')))`;
 
 async function typeInto(p: Page, selector: string, value: string): Promise<void> {
-  await clearField(p, selector);
+  await setValue(p, selector, '');
   await p.type(selector, value);
 }
 
@@ -506,7 +493,7 @@ t.test('the keyboard alone: sign in, move between screens, shorten, and open and
 t.test("the API's errors are shown as its own sentences, with when to retry", async (t) => {
   await page.goto(server.url + '/#/links');
   await page.waitForSelector('#shorten-url');
-  await setValue('#shorten-url', `http://localhost:${server.port}/loop`);
+  await setValue(page, '#shorten-url', `http://localhost:${server.port}/loop`);
   await clickText(page, 'button', 'Shorten');
   const refused = await textOf(page, '.card .error');
   const answer = await server.post('/api/shorten', { key: alice.key, json: { url: `http://localhost:${server.port}/loop` } });
@@ -520,7 +507,7 @@ t.test("the API's errors are shown as its own sentences, with when to retry", as
   let status = 201;
   for (let i = 0; i < 5 && status === 201; i++) status = (await server.post('/api/shorten', { key: alice.key, json: { url: `https://example.com/${i}` } })).status;
   t.equal(status, 429, 'the bucket is dry');
-  await setValue('#shorten-url', 'https://example.com/one-too-many');
+  await setValue(page, '#shorten-url', 'https://example.com/one-too-many');
   await clickText(page, 'button', 'Shorten');
   await waitInPage(page, `(document.querySelector('.card .error')?.textContent ?? '').includes('Try again in')`);
   t.match(await textOf(page, '.card .error'), /^.+ Try again in \d+ seconds?\.$/, '429 says when to retry');

@@ -11,7 +11,6 @@ import {
   PHONE,
   accessibleNames,
   ariaDisabled,
-  clearField,
   clickText,
   focused,
   holdRequests,
@@ -22,6 +21,7 @@ import {
   overflowsSideways,
   pressHolding,
   seriousA11yViolations,
+  setValue,
   signIn,
   startServerAtOwnOrigin,
   textOf,
@@ -230,13 +230,13 @@ t.test('settings: kinds, priority people and muted threads, saved as one object'
   await clickText(page, 'button', 'Add');
   t.equal(await textOf(page, '#priority-error'), '@nobody: No such user.');
   // Oneself: refused at once (the server would refuse it too), whatever the case typed.
-  await clearField(page, '#priority-handle');
+  await setValue(page, '#priority-handle', '');
   await page.type('#priority-handle', '@Alice');
   await clickText(page, 'button', 'Add');
   await waitInPage(page, `document.querySelector('#priority-error')?.textContent.startsWith('@Alice') || document.querySelector('.pref-list .handle')`);
   t.same(await page.$$eval('.pref-list .handle', (els: any[]) => els.map((e) => e.textContent)), [], 'not listed');
   t.equal(await page.evaluate(() => (globalThis as any).document.querySelector('#priority-error')?.textContent ?? null), '@Alice: that is you; your own actions never notify you.', 'and why');
-  await clearField(page, '#priority-handle');
+  await setValue(page, '#priority-handle', '');
   await page.type('#priority-handle', 'Carol');
   await page.keyboard.press('Enter');
   await waitInPage(page, `[...document.querySelectorAll('.pref-list .handle')].some((a) => a.textContent === '@carol')`);

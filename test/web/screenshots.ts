@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, ElementHandle, Page } from 'puppeteer-core';
 import { ROOT, startServer, type Key, type TestServer } from '../helpers/server';
-import { DESKTOP, PHONE, launchBrowser, newAppPage, png, signIn, waitInPage } from './browser';
+import { DESKTOP, PHONE, launchBrowser, newAppPage, png, setValue, signIn, waitInPage } from './browser';
 
 const OUT = join(ROOT, 'docs', 'screens');
 
@@ -113,10 +113,7 @@ async function main(): Promise<void> {
       await waitInPage(page, `document.querySelectorAll('.post-list article').length === 8`);
       await page.type('#compose-text', 'Writing a post: the counter counts like the server does.');
       await shoot(page, 'home', size);
-      await page.$eval('#compose-text', (el: any) => {
-        el.value = '';
-        el.dispatchEvent(new (globalThis as any).Event('input', { bubbles: true }));
-      });
+      await setValue(page, '#compose-text', '');
 
       await page.goto(`${server.url}/#/links`);
       await page.waitForSelector('.link-row');

@@ -8,13 +8,13 @@ import { allPages } from '../social/helpers';
 import {
   PHONE,
   answerOnce,
-  clearField,
   launchBrowser,
   newAppPage,
   reportIfFailed,
   reportOnFailure,
   overflowsSideways,
   seriousA11yViolations,
+  setValue,
   signIn,
   textOf,
   waitInPage,
@@ -143,7 +143,7 @@ t.test('a spent tier answers 429, shown with when to try again', async (t) => {
   let status = 200;
   for (let i = 0; i < 30 && status === 200; i++) status = (await search('tea', 'relevance')).status;
   t.equal(status, 429, 'the relevance bucket is dry');
-  await clearField(page, '#search-input');
+  await setValue(page, '#search-input', '');
   await page.type('#search-input', 'tea train');
   await page.keyboard.press('Enter');
   await waitInPage(page, `(document.querySelector('.more .error')?.textContent ?? '').includes('Try again in')`);

@@ -18,6 +18,7 @@ import {
   reportIfFailed,
   overflowsSideways,
   seriousA11yViolations,
+  setValue,
   signIn,
   solidPng,
   textOf,
@@ -68,18 +69,6 @@ async function personPage(key: Key, viewport?: Parameters<typeof newAppPage>[1],
 
 async function noSeriousViolations(t: Test, page: Page, screen: string): Promise<void> {
   t.same(await seriousA11yViolations(page), [], `${screen}: no serious or critical accessibility violations`);
-}
-
-async function setValue(page: Page, selector: string, value: string): Promise<void> {
-  await page.waitForSelector(selector);
-  await page.$eval(
-    selector,
-    (el: any, v: string) => {
-      el.value = v;
-      el.dispatchEvent(new (globalThis as any).Event('input', { bubbles: true }));
-    },
-    value,
-  );
 }
 
 async function articleTexts(page: Page): Promise<string[]> {
