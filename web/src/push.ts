@@ -149,20 +149,18 @@ export async function enablePush(userId: string, stillSignedIn: () => boolean): 
     await old.unsubscribe();
     sub = await reg.pushManager.subscribe(options);
   }
-  // The permission prompt and the service worker's start can outlast the session: the
-  // subscription is then not sent with whatever key the tab holds now.
-  if (!stillSignedIn()) {
+  // A session that ended meanwhile (the permission prompt and the service worker's start can
+  // outlast it, and so can the server's answer) already cleared this browser: the subscription
+  // goes, rather than be sent with whatever key the tab holds now or be remembered for the next
+  // person here; one the server stored is forgotten when the push service refuses its next
+  // message.
+  const ended = async () => {
     await sub.unsubscribe().catch(() => undefined);
     return false;
-  }
+  };
+  if (!stillSignedIn()) return ended();
   const record = await api.post<PushSubscriptionRecord>('/api/push/subscriptions', sub.toJSON());
-  if (!stillSignedIn()) {
-    // The session ended while the server stored it (its end already cleared this browser): the
-    // browser's subscription goes, so the push service refuses the server's next message and the
-    // server forgets it then, and nothing is remembered for the next person at this browser.
-    await sub.unsubscribe().catch(() => undefined);
-    return false;
-  }
+  if (!stillSignedIn()) return ended();
   remember(userId, { id: record.id, endpoint: record.endpoint });
   return true;
 }
