@@ -17,44 +17,73 @@ interface KeygenOptions extends CommonOptions {
   json: boolean;
 }
 
-/** `create`: the command may make the data directory (keygen is how a new installation starts). */
-function openAccounts(opts: CommonOptions, create = false) {
+function openAccounts(opts: CommonOptions) {
   commandConfig(opts);
-  const created = create && !existsSync(sqlitePath(dataDirPath(opts)));
-  const dir = create ? dataDirOf(opts) : existingDataDirOf(opts);
+  const dir = existingDataDirOf(opts);
   const db = openSqlite(dir);
   migrateAll(db);
-  return { db, dir, created, accounts: new AccountStore(db) };
+  return { db, dir, accounts: new AccountStore(db) };
+}
+
+/** What `perch keygen --json` prints: the contract's five fields. */
+export interface CreatedKey {
+  user_id: string;
+  handle: string;
+  key: string;
+  key_id: string;
+  admin: boolean;
+}
+
+/**
+ * Creates an API key for the user `handle` in the data directory `dir`, and the user first when
+ * there is none: `perch keygen` without its flags, config and printing. The key is returned once;
+ * only its hash is stored.
+ */
+export async function createKey(dir: string, handle: string, admin: boolean): Promise<CreatedKey & { userCreated: boolean }> {
+  if (!isValidHandle(handle)) {
+    throw new UsageError(`invalid handle "${handle}": use 1-30 of A-Z a-z 0-9 _`);
+  }
+  const db = openSqlite(dir);
+  try {
+    migrateAll(db);
+    const accounts = new AccountStore(db);
+    const hot = commandHotStore(dir);
+    const lease = await commandLease(hot);
+    try {
+      const now = new Date().toISOString();
+      const { user, created } = accounts.ensureUser(handle, () => lease.ids.next(), now);
+      const key = newApiKey();
+      const keyId = newKeyId();
+      accounts.addKey(keyId, user.id, hashApiKey(key), admin, now);
+      return { user_id: user.id, handle: user.handle, key, key_id: keyId, admin, userCreated: created };
+    } finally {
+      lease.release();
+      await hot.close();
+    }
+  } finally {
+    db.close();
+  }
 }
 
 export async function keygenCommand(opts: KeygenOptions): Promise<void> {
+  // Checked before the data directory is made, so that a mistyped handle leaves nothing behind.
   if (!isValidHandle(opts.user)) {
     throw new UsageError(`invalid handle "${opts.user}": use 1-30 of A-Z a-z 0-9 _`);
   }
-  const { db, dir, created: newStore, accounts } = openAccounts(opts, true);
-  const hot = commandHotStore(dir);
-  const lease = await commandLease(hot);
-  try {
-    const now = new Date().toISOString();
-    const { user, created } = accounts.ensureUser(opts.user, () => lease.ids.next(), now);
-    const key = newApiKey();
-    const keyId = newKeyId();
-    accounts.addKey(keyId, user.id, hashApiKey(key), opts.admin, now);
-    // Where the key now works: a server on another data directory answers it with 401.
-    announceDataDir(dir, { json: opts.json, created: newStore });
-    if (opts.json) {
-      // The contract's five fields; key_id is what `perch keys revoke` takes.
-      printJson({ user_id: user.id, handle: user.handle, key, key_id: keyId, admin: opts.admin });
-    } else {
-      process.stdout.write(`${created ? 'created user' : 'user'} @${user.handle} (id ${user.id})\n`);
-      process.stdout.write(`key id ${keyId}${opts.admin ? ' (admin)' : ''}\n`);
-      process.stdout.write(`${key}\n`);
-      process.stdout.write('This key is shown once; perch stores only its hash.\n');
-    }
-  } finally {
-    lease.release();
-    db.close();
-    await hot.close();
+  // keygen is how a new installation starts: it may make the data directory.
+  commandConfig(opts);
+  const newStore = !existsSync(sqlitePath(dataDirPath(opts)));
+  const dir = dataDirOf(opts);
+  const { userCreated, ...created } = await createKey(dir, opts.user, opts.admin);
+  // Where the key now works: a server on another data directory answers it with 401.
+  announceDataDir(dir, { json: opts.json, created: newStore });
+  if (opts.json) {
+    printJson(created);
+  } else {
+    process.stdout.write(`${userCreated ? 'created user' : 'user'} @${created.handle} (id ${created.user_id})\n`);
+    process.stdout.write(`key id ${created.key_id}${opts.admin ? ' (admin)' : ''}\n`);
+    process.stdout.write(`${created.key}\n`);
+    process.stdout.write('This key is shown once; perch stores only its hash.\n');
   }
 }
 

@@ -195,10 +195,17 @@ export class TestServer {
     return runCli([...args, '--data', this.dataDir], env);
   }
 
+  /**
+   * A key for `handle` (its user made first when new), as `perch keygen --json` prints it, made
+   * in this process by the function the command runs (`createKey`). A `perch keygen` process
+   * costs about half a second of CPU to start, and the suite needs a few hundred keys; the
+   * command itself is tested on its own (cli, operator-cli, backup, hot-store tests).
+   */
   async keygen(handle: string, admin = false): Promise<Key> {
-    const r = await this.cli(['keygen', '--user', handle, '--json', ...(admin ? ['--admin'] : [])]);
-    if (r.code !== 0) throw new Error(`keygen failed: ${r.stderr}`);
-    return JSON.parse(r.stdout) as Key;
+    // Loaded on first use: most test files that import this helper make no key.
+    const { createKey } = await import('../../src/cli/keys.js');
+    const { userCreated: _, ...key } = await createKey(this.dataDir, handle, admin);
+    return key;
   }
 
   /** The id of a user's newest key, as `perch keys list` shows it. */
