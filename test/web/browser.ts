@@ -473,6 +473,53 @@ export async function answerOnce(
   return { answered: promise };
 }
 
+export interface LateAnswer {
+  /** Resolves once the server has answered the request (its answer is then kept from the tab). */
+  fetched: Promise<void>;
+  /** Gives the tab the answer the server gave when the request was sent, and stops intercepting. */
+  release(): Promise<void>;
+}
+
+/**
+ * Sends this tab's next request of `method` whose path matches `path` to the server at once, and
+ * keeps the server's answer from the tab until `release`: an answer the server made before what
+ * the test does next, arriving after it, as a slow network delivers it. Every other request goes
+ * on. Not for a tab that intercepts otherwise (see holdRequests).
+ */
+export async function answerLate(page: Page, method: string, path: RegExp): Promise<LateAnswer> {
+  let taken: HTTPRequest | null = null;
+  let answer: { status: number; contentType: string; body: Buffer } | null = null;
+  let fetched!: () => void;
+  let failed!: (err: unknown) => void;
+  const promise = new Promise<void>((resolve, reject) => {
+    fetched = resolve;
+    failed = reject;
+  });
+  const onRequest = (req: HTTPRequest) => {
+    if (req.isInterceptResolutionHandled()) return;
+    if (taken === null && req.method() === method && path.test(new URL(req.url()).pathname)) {
+      taken = req;
+      fetch(req.url(), { method, headers: req.headers(), body: req.postData() }).then(async (r) => {
+        answer = { status: r.status, contentType: r.headers.get('content-type') ?? 'application/json', body: Buffer.from(await r.arrayBuffer()) };
+        fetched();
+      }, failed);
+    } else {
+      req.continue().catch(() => undefined);
+    }
+  };
+  await page.setRequestInterception(true);
+  page.on('request', onRequest);
+  return {
+    fetched: promise,
+    async release() {
+      await promise;
+      await taken!.respond({ status: answer!.status, contentType: answer!.contentType, body: answer!.body });
+      await page.setRequestInterception(false);
+      page.off('request', onRequest);
+    },
+  };
+}
+
 export interface AnsweredRequests {
   /** Resolves once `n` matching requests were answered (bounded by the step timeout). */
   waitForAnswered(n: number): Promise<void>;

@@ -15,6 +15,7 @@ import {
   allowDownloads,
   answerExampleTargets,
   answerEvery,
+  answerLate,
   answerOnce,
   clickText,
   downloaded,
@@ -588,6 +589,31 @@ t.test('the link list pages through next_cursor as it scrolls', async (t) => {
   await waitInPage(p, `document.querySelectorAll('.link-row').length === 23`);
   await waitInPage(p, `document.body.textContent.includes('That is all of your links.')`);
   t.same(await p.$$eval('.link-row', (rows: any[]) => rows.map((r) => r.dataset.code)), listed, 'every link once, newest first, as the API lists them');
+  t.same(tab.problems, []);
+});
+
+t.test('a link shortened while the first page of the list is on its way is listed when that page arrives', async (t) => {
+  const context = await browser.createBrowserContext();
+  t.teardown(() => context.close());
+  const erin = await server.keygen('erin');
+  const earlier = (await server.post('/api/shorten', { key: erin.key, json: { url: 'https://example.com/earlier' } })).json.short_code;
+  const tab = await newAppPage(context as unknown as Browser);
+  reportOnFailure(t, tab);
+  const p = tab.page;
+  await p.goto(server.url + '/#/links');
+  // The list's first page is made now and delivered after the link below is made: a page that
+  // replaces the list must not take the new link out of it.
+  const late = await answerLate(p, 'GET', /^\/api\/links$/);
+  await signIn(p, erin.key);
+  await late.fetched;
+  await setValue(p, '#shorten-url', 'https://example.com/meanwhile');
+  await clickText(p, 'button', 'Shorten');
+  const made = (await textOf(p, '.created .short-url')).split('/').pop()!;
+  await late.release();
+  await waitInPage(p, LINKS_LISTED);
+  t.same(await p.$$eval('.link-row', (rows: any[]) => rows.map((r) => r.dataset.code)), [made, earlier], 'the new link on top of the page that came after it, each once');
+  const listed = await server.get('/api/links', { key: erin.key });
+  t.same(listed.json.items.map((l: any) => l.short_code), [made, earlier], 'as the API lists them');
   t.same(tab.problems, []);
 });
 

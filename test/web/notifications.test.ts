@@ -10,6 +10,7 @@ import { allPages } from '../social/helpers';
 import {
   PHONE,
   accessibleNames,
+  answerLate,
   ariaDisabled,
   clickText,
   focused,
@@ -327,6 +328,34 @@ t.test('push notifications: the service worker is registered for the whole origi
   t.same((await current().get('/api/push/subscriptions', { key: alice.key })).json.items, [], 'nothing was sent to the server');
   t.match(await textOf(page, '.push-state'), /^Off in this browser\./, 'and push is still off');
   await noSeriousViolations(t, page, 'push settings with a refusal');
+});
+
+t.test('a notification that arrives live while the first page is on its way stays when that page arrives', async (t) => {
+  const erin = await current().keygen('erin');
+  const erinPost = (await current().post('/api/posts', { key: erin.key, json: { text: 'A first page made before this like.' } })).json.id;
+  const own = await browser.createBrowserContext();
+  t.teardown(() => own.close());
+  const erinTab = await newAppPage(own as unknown as Browser);
+  reportOnFailure(t, erinTab);
+  const p = erinTab.page;
+  const frames = await watchWebSockets(p);
+  await p.goto(current().url + '/#/notifications');
+  // The first page is made now, with no notification yet, and delivered after the like below
+  // has arrived over /ws: the page that replaces the list must not take the like out of it.
+  const late = await answerLate(p, 'GET', /^\/api\/notifications$/);
+  await signIn(p, erin.key);
+  await late.fetched;
+  await waitInPage(p, `document.querySelector('.live-status')?.dataset.state === 'open'`);
+  await ok(current().post(`/api/posts/${erinPost}/like`, { key: bob.key }), 'like');
+  const deadline = Date.now() + 20_000;
+  while (!frames.received.some((f) => JSON.parse(f).data?.type === 'like') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  t.ok(frames.received.some((f) => JSON.parse(f).data?.type === 'like'), 'the like arrived over /ws before the page');
+  await late.release();
+  await waitInPage(p, `document.querySelectorAll('.notification').length === 1 && !!document.querySelector('.more') && !document.querySelector('.more [role="status"]')`);
+  t.same((await rows(p)).map((r) => r.type), ['like'], 'the like is listed once');
+  const listed = await current().get('/api/notifications', { key: erin.key });
+  t.same((await rows(p)).map((r) => r.id), listed.json.items.map((n: any) => n.id), 'as the API lists it');
+  t.same(erinTab.problems, []);
 });
 
 t.test('the phone-width layout', async (t) => {

@@ -54,6 +54,11 @@ export interface Feed<T> {
   reload(): void;
   /** Asks again for the page that failed. */
   retry(): void;
+  /**
+   * Changes the list shown (an item made, changed or removed here). A change made while a first
+   * page is on its way is made again on that page when it arrives, so `update` must give the same
+   * list when its change is already there (an item added is added once, by id).
+   */
   setItems(update: (items: T[]) => T[]): void;
 }
 
@@ -73,19 +78,30 @@ export function useFeed<T>(load: (cursor: string | null) => Promise<Page<T>>, ke
   const lastAsked = useRef<string | null>(null);
   const loadRef = useRef(load);
   loadRef.current = load;
+  // The changes made to the list (setItems) since the first page now on its way was asked for. That
+  // page replaces the list, and the server may have made it before a change it does not hold (a
+  // link shortened, a notification received meanwhile): they are made again on it.
+  const madeMeanwhile = useRef<Array<(items: T[]) => T[]> | null>(null);
 
   const fetchPage = useCallback((cursor: string | null, replace: boolean) => {
     if (busy.current && !replace) return;
     busy.current = true;
     lastAsked.current = cursor;
     const mine = ++generation.current;
+    if (replace) madeMeanwhile.current = [];
     setLoading(true);
     setError(null);
     loadRef.current(cursor).then(
       (page) => {
         if (mine !== generation.current) return;
         busy.current = false;
-        setItemsState((old) => (replace ? page.items : [...old, ...page.items]));
+        if (replace) {
+          const changes = madeMeanwhile.current ?? [];
+          madeMeanwhile.current = null;
+          setItemsState(changes.reduce((items, change) => change(items), page.items));
+        } else {
+          setItemsState((old) => [...old, ...page.items]);
+        }
         setNext(page.next_cursor);
         setDone(page.next_cursor === null);
         setLoading(false);
@@ -93,6 +109,8 @@ export function useFeed<T>(load: (cursor: string | null) => Promise<Page<T>>, ke
       (err) => {
         if (mine !== generation.current) return;
         busy.current = false;
+        // The list shown stays, with its changes made.
+        if (replace) madeMeanwhile.current = null;
         setError(err);
         setLoading(false);
       },
@@ -123,7 +141,10 @@ export function useFeed<T>(load: (cursor: string | null) => Promise<Page<T>>, ke
     },
     reload: () => fetchPage(null, true),
     retry: () => fetchPage(lastAsked.current, lastAsked.current === null),
-    setItems: (update) => setItemsState((old) => update(old)),
+    setItems: (update) => {
+      madeMeanwhile.current?.push(update);
+      setItemsState((old) => update(old));
+    },
   };
 }
 

@@ -59,7 +59,8 @@ export function Home() {
     const onTop = top !== null && newer.length < page.items.length;
     if (onTop) {
       // The page reaches back to what is shown: put the new posts on top.
-      feed.setItems((items) => [...newer, ...items]);
+      const shown = new Set(newer.map((p) => p.id));
+      feed.setItems((items) => [...newer, ...items.filter((p) => !shown.has(p.id))]);
     } else {
       // More new posts than a page: start over from the newest.
       feed.reload();
@@ -81,7 +82,7 @@ export function Home() {
   }, [focusAfter, feed.items, feed.loading]);
 
   function posted(post: Post) {
-    feed.setItems((items) => [post, ...items]);
+    feed.setItems((items) => [post, ...items.filter((p) => p.id !== post.id)]);
   }
 
   return html`<div class="screen">

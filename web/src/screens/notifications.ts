@@ -141,7 +141,10 @@ export function Notifications() {
 
   useEffect(() => {
     // What arrives live goes on top (the list is by latest activity), replacing its older copy.
-    const off = onNotification((n) => feed.setItems((items) => [n, ...items.filter((x) => x.id !== n.id)]));
+    // Made again on a first page that arrives after it (useFeed): a copy there that is newer stays.
+    const off = onNotification((n) =>
+      feed.setItems((items) => (items.some((x) => x.id === n.id && x.updated_at > n.updated_at) ? items : [n, ...items.filter((x) => x.id !== n.id)])),
+    );
     // After a reconnection, read the first page again and put it on top; a list whose last read
     // failed (perch was unreachable meanwhile) is read again whole, which clears its error.
     const offResync = onResync(() => {

@@ -86,7 +86,7 @@ export function PostPage({ id }: { id: string }) {
   function replied(reply: PostData) {
     // Replies are oldest first: the new one is the last, shown at once when the list is complete.
     if (replies.done) {
-      replies.setItems((items) => [...items, reply]);
+      replies.setItems((items) => [...items.filter((x) => x.id !== reply.id), reply]);
       announce('Reply posted; it is the last in the thread.');
     } else {
       announce('Reply posted; it is at the end of the thread.');
