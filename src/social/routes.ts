@@ -6,19 +6,13 @@ import type { Post, SocialService } from './service';
 import type { HomeTimelineReader } from './timeline';
 import type { CursorCodec } from '../core/cursor';
 import { createPostSchema } from './schema';
+import { postFieldsJson } from './post-json';
 
 const FOLLOWING: Reply = { status: 200, json: { following: true } };
 
-/**
- * The 201 of a new post. Its JSON is written out field by field, the bytes JSON.stringify would
- * give (ids and times need no escaping): a third of the time, on the busiest path there is.
- */
+/** The 201 of a new post: its fixed fields (post-json.ts). */
 export function created(post: Post): Reply {
-  const body =
-    '{"id":"' + post.id + '","text":' + JSON.stringify(post.text) + ',"author_id":"' + post.author_id +
-    '","media_ids":' + (post.media_ids.length === 0 ? '[]' : JSON.stringify(post.media_ids)) +
-    ',"reply_to":' + (post.reply_to === null ? 'null' : '"' + post.reply_to + '"') + ',"created_at":"' + post.created_at + '"}';
-  return { status: 201, body, contentType: 'application/json' };
+  return { status: 201, body: postFieldsJson(post) + '}', contentType: 'application/json' };
 }
 
 /**

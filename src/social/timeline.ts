@@ -11,6 +11,7 @@ import { idsBelow, isWindow, mergeNewestFirst, windowFloor } from '../core/timel
 import { homeTimelines, pulledAtReadTime, type HomeTimelineDb } from './home-timelines';
 import { postFields, type Post, type SocialStore } from './store';
 import { UnfannedPosts } from './unfanned-posts';
+import { postFieldsJson } from './post-json';
 import type { PostMarks } from './post-marks';
 import type { Page } from '../http/paging';
 import type { PostWithCounts } from './service';
@@ -460,11 +461,9 @@ export class HomeTimelineReader {
 }
 
 function partsOf(post: Post, handle: string): PostParts {
-  const item = { ...post, author: { id: post.author_id, handle } };
-  const head =
-    '{"id":' + JSON.stringify(item.id) + ',"text":' + JSON.stringify(item.text) + ',"author_id":' + JSON.stringify(item.author_id) +
-    ',"media_ids":' + JSON.stringify(item.media_ids) + ',"reply_to":' + JSON.stringify(item.reply_to) + ',"created_at":' + JSON.stringify(item.created_at);
-  return { item, head, tail: ',"author":' + JSON.stringify(item.author) + '}' };
+  const author = { id: post.author_id, handle };
+  const item = { id: post.id, text: post.text, author_id: post.author_id, media_ids: post.media_ids, reply_to: post.reply_to, created_at: post.created_at, author };
+  return { item, head: postFieldsJson(post), tail: ',"author":{"id":"' + post.author_id + '","handle":' + JSON.stringify(handle) + '}}' };
 }
 
 function sameItems(a: Visible[], b: Visible[]): boolean {

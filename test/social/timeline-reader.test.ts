@@ -189,3 +189,21 @@ t.test('a page is served again for a moment, unless its reader posted, a post wa
     if (clock - made >= COUNTS_TTL_MS) t.equal(likes, 1, 'the like shows once the counts are a second old');
   }
 });
+
+t.test("a page's body is the bytes JSON.stringify gives for the items read() answers", async (t) => {
+  const { db, hot, outboxSignal, commit } = readerStore(t, 'perch-reader-json-', { [AUTHOR]: 'author', [READER]: 'reader' });
+  const reader = new HomeTimelineReader(new SocialStore(db), hot, loadConfig({ env: {} }), outboxSignal, localPostMarks());
+  const post = (id: string, text: string, mediaIds: string[], replyTo: string | null) => ({ id, authorId: AUTHOR, text, mediaIds, replyTo, createdAt: now });
+  commit(['follow', { followerId: READER, followeeId: AUTHOR, sinceId: '100', now }]);
+  commit(['createPost', post('5000', 'plain', [], null)]);
+  commit(['createPost', post('5001', 'quotes " and \\ and \n new line, \u2028, é, 🐦, <tag>', [], '5000')]);
+  t.same(reader.read(READER, TOP, 20).items.map((p) => p.id), ['5001', '5000'], 'read once: the author\'s handle is known');
+  // One the reader's thread sent itself: its fields come from what was sent, not from SQLite.
+  const sent = post('5002', 'sent from this thread: "quoted"', [], '5001');
+  reader.expectPost({ id: sent.id, text: sent.text, author_id: AUTHOR, media_ids: sent.mediaIds, reply_to: sent.replyTo, created_at: now });
+  commit(['createPost', sent]);
+  const read = reader.read(READER, TOP, 20);
+  t.same(read.items.map((p) => p.id), ['5002', '5001', '5000']);
+  const body = reader.readBody(READER, TOP, 20, () => null).toString();
+  t.equal(body, JSON.stringify({ items: read.items, next_cursor: null }));
+});
