@@ -193,6 +193,20 @@ t.test('a follower follows from the profile; a post with an image reaches their 
   await bobPage.click('button.new-posts');
   await waitInPage(bobPage, `document.activeElement?.dataset?.postId === ${JSON.stringify(more[1].id)}`);
   t.same(await articleTexts(bobPage), ['Third light.', 'Second light.', POST_TEXT], 'on top, newest first');
+
+  // Alice posts, then Bob posts from his page before its poll has seen hers: his own post goes on
+  // top at once, and hers, older, is still offered, then shown below his.
+  more.push((await server.post('/api/posts', { key: alice.key, json: { text: 'Fourth light.' } })).json);
+  await bobPage.type('#compose-text', 'Bob meanwhile.');
+  await bobPage.click('.compose button[type="submit"]');
+  await waitInPage(bobPage, `document.querySelector('.post-list article .post-text')?.textContent.trim() === 'Bob meanwhile.'`);
+  await waitInPage(bobPage, `document.querySelector('button.new-posts')?.textContent.trim() === 'Show 1 new post'`, 15_000);
+  t.pass("others' posts made before one's own are still offered");
+  await bobPage.click('button.new-posts');
+  await waitInPage(bobPage, `document.querySelectorAll('.post-list article').length === 5`);
+  t.same(await articleTexts(bobPage), ['Bob meanwhile.', 'Fourth light.', 'Third light.', 'Second light.', POST_TEXT], 'each once, newest first');
+  const bobs = (await server.get('/api/users/@bob/posts')).json.items;
+  for (const p of bobs) t.equal((await server.request('DELETE', `/api/posts/${p.id}`, { key: bob.key })).status, 204);
   for (const p of more) t.equal((await server.request('DELETE', `/api/posts/${p.id}`, { key: alice.key })).status, 204);
 });
 

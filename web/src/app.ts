@@ -36,7 +36,7 @@ const ROUTES: ScreenRoute[] = [
   { pattern: '/', title: () => 'Home', render: () => html`<${Home} />` },
   { pattern: '/links', title: () => 'Links', render: () => html`<${Links} />` },
   { pattern: '/links/:code', title: (p) => `Link ${p.code}`, render: (p) => html`<${LinkDetails} code=${p.code} />` },
-  { pattern: '/posts/:id', title: () => 'Post', render: (p) => html`<${PostPage} id=${p.id} />` },
+  { pattern: '/posts/:id', title: () => 'Post', render: (p) => html`<${PostPage} key=${p.id} id=${p.id} />` },
   { pattern: '/users/:handle', title: (p) => `@${p.handle}`, render: (p) => html`<${Profile} handle=${p.handle} tab="posts" />` },
   { pattern: '/users/:handle/followers', title: (p) => `Followers of @${p.handle}`, render: (p) => html`<${Profile} handle=${p.handle} tab="followers" />` },
   { pattern: '/users/:handle/following', title: (p) => `Followed by @${p.handle}`, render: (p) => html`<${Profile} handle=${p.handle} tab="following" />` },

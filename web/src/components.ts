@@ -64,9 +64,10 @@ export interface Feed<T> {
 
 /**
  * A list read page by page through `next_cursor`. `load` is called with the cursor (null for the
- * first page); changing `key` starts over.
+ * first page); changing `key` starts over. With `idOf`, a later page leaves out the items the list
+ * shows already.
  */
-export function useFeed<T>(load: (cursor: string | null) => Promise<Page<T>>, key: string): Feed<T> {
+export function useFeed<T>(load: (cursor: string | null) => Promise<Page<T>>, key: string, idOf?: (item: T) => string): Feed<T> {
   const [items, setItemsState] = useState<T[]>([]);
   const [next, setNext] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
@@ -78,6 +79,8 @@ export function useFeed<T>(load: (cursor: string | null) => Promise<Page<T>>, ke
   const lastAsked = useRef<string | null>(null);
   const loadRef = useRef(load);
   loadRef.current = load;
+  const idOfRef = useRef(idOf);
+  idOfRef.current = idOf;
   // The changes made to the list (setItems) since the first page now on its way was asked for. That
   // page replaces the list, and the server may have made it before a change it does not hold (a
   // link shortened, a notification received meanwhile): they are made again on it.
@@ -100,7 +103,14 @@ export function useFeed<T>(load: (cursor: string | null) => Promise<Page<T>>, ke
           madeMeanwhile.current = null;
           setItemsState(changes.reduce((items, change) => change(items), page.items));
         } else {
-          setItemsState((old) => [...old, ...page.items]);
+          // A row that moved up since its page was read (a notification with a new actor) may come
+          // again in a later page, at its old place: the copy shown stays.
+          setItemsState((old) => {
+            if (!idOfRef.current) return [...old, ...page.items];
+            const idOf = idOfRef.current;
+            const shown = new Set(old.map(idOf));
+            return [...old, ...page.items.filter((item) => !shown.has(idOf(item)))];
+          });
         }
         setNext(page.next_cursor);
         setDone(page.next_cursor === null);

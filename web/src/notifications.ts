@@ -140,7 +140,10 @@ function connect(): void {
   ws.onopen = () => {
     openedAt = Date.now();
     liveState.set({ state: 'open' });
-    if (everOpened) for (const l of [...resyncListeners]) l();
+    // Messages are not kept for a socket that is not open: after a reconnection, or a first open
+    // that came only after failed attempts (a list read meanwhile misses what happened since),
+    // the lists shown read their first page again.
+    if (everOpened || attempts > 0) for (const l of [...resyncListeners]) l();
     everOpened = true;
     void refreshUnread();
   };

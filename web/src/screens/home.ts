@@ -16,23 +16,28 @@ export function Home() {
   // The newest first page seen by the poll, and how many of its posts are not shown yet.
   const fresh = useRef<Page<Post> | null>(null);
   const [newCount, setNewCount] = useState(0);
-  const newest = feed.items.length ? feed.items[0].id : null;
+  // One's own new posts are put on top at once (posted), before the server has given the posts
+  // others made meanwhile: what the poll counts from is the newest post the server gave.
+  const ownPosts = useRef(new Set<string>());
+  const newest = feed.items.find((p) => !ownPosts.current.has(p.id))?.id ?? null;
   const newestRef = useRef(newest);
   newestRef.current = newest;
-  const loadedRef = useRef(false);
-  loadedRef.current = !feed.loading || feed.items.length > 0;
+  const shownRef = useRef(feed.items);
+  shownRef.current = feed.items;
+  // No poll while a page is on its way: a reload would show what it counts.
+  const loadingRef = useRef(true);
+  loadingRef.current = feed.loading;
 
   useEffect(() => {
     let stopped = false;
     let timer = 0;
     const poll = async () => {
       // A hidden tab asks nothing; it catches up when shown again.
-      if (!document.hidden && loadedRef.current) {
+      if (!document.hidden && !loadingRef.current) {
         try {
           const page = await api.get<Page<Post>>(withQuery('/api/timeline', { limit: PAGE }));
           if (stopped) return;
-          const top = newestRef.current;
-          const count = top === null ? page.items.length : page.items.filter((p) => isNewer(p.id, top)).length;
+          const count = unseen(page, newestRef.current, shownRef.current).length;
           fresh.current = page;
           setNewCount((before) => {
             if (count > 0 && count !== before) announce(`${count === PAGE ? PAGE + ' or more' : count} new post${count === 1 ? '' : 's'}.`);
@@ -55,12 +60,12 @@ export function Home() {
     const page = fresh.current;
     const top = newestRef.current;
     if (!page) return;
-    const newer = top === null ? page.items : page.items.filter((p) => isNewer(p.id, top));
-    const onTop = top !== null && newer.length < page.items.length;
+    const newer = unseen(page, top, feed.items);
+    const onTop = top !== null && page.items.some((p) => !isNewer(p.id, top));
     if (onTop) {
-      // The page reaches back to what is shown: put the new posts on top.
-      const shown = new Set(newer.map((p) => p.id));
-      feed.setItems((items) => [...newer, ...items.filter((p) => !shown.has(p.id))]);
+      // The page reaches back to what is shown: the new posts go in, newest first (one's own posts
+      // put on top meanwhile may be newer than some of them).
+      feed.setItems((items) => newestFirst([...newer, ...items]));
     } else {
       // More new posts than a page: start over from the newest.
       feed.reload();
@@ -82,6 +87,7 @@ export function Home() {
   }, [focusAfter, feed.items, feed.loading]);
 
   function posted(post: Post) {
+    ownPosts.current.add(post.id);
     feed.setItems((items) => [post, ...items.filter((p) => p.id !== post.id)]);
   }
 
@@ -99,4 +105,17 @@ export function Home() {
         empty=${newCount > 0 ? 'New posts have arrived: show them with the button above.' : 'Nothing here yet. Write a post, or follow someone from their profile.'} />
     </section>
   </div>`;
+}
+
+/** The posts of a first page newer than `top` (the newest the server gave) that are not shown. */
+function unseen(page: Page<Post>, top: string | null, shown: Post[]): Post[] {
+  const ids = new Set(shown.map((p) => p.id));
+  return page.items.filter((p) => (top === null || isNewer(p.id, top)) && !ids.has(p.id));
+}
+
+/** Posts newest first (by id, as the timeline orders them), each once. */
+function newestFirst(posts: Post[]): Post[] {
+  const once = new Map<string, Post>();
+  for (const p of posts) if (!once.has(p.id)) once.set(p.id, p);
+  return [...once.values()].sort((a, b) => (a.id === b.id ? 0 : isNewer(a.id, b.id) ? -1 : 1));
 }

@@ -132,7 +132,7 @@ export function Notifications() {
     const page = await api.get<NotificationPage>(withQuery('/api/notifications', { limit: 20, cursor }));
     noteSeen(page.items);
     return page;
-  }, 'notifications');
+  }, 'notifications', (n) => n.id);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   // The feed as last rendered, for the handlers below, which are made once.
@@ -141,9 +141,9 @@ export function Notifications() {
 
   useEffect(() => {
     // What arrives live goes on top (the list is by latest activity), replacing its older copy.
-    // Made again on a first page that arrives after it (useFeed): a copy there that is newer stays.
+    // Made again on a first page that arrives after it (useFeed): a copy there at least as new stays.
     const off = onNotification((n) =>
-      feed.setItems((items) => (items.some((x) => x.id === n.id && x.updated_at > n.updated_at) ? items : [n, ...items.filter((x) => x.id !== n.id)])),
+      feed.setItems((items) => (items.some((x) => x.id === n.id && x.updated_at >= n.updated_at) ? items : [n, ...items.filter((x) => x.id !== n.id)])),
     );
     // After a reconnection, read the first page again and put it on top; a list whose last read
     // failed (perch was unreachable meanwhile) is read again whole, which clears its error.
@@ -152,8 +152,13 @@ export function Notifications() {
       api.get<NotificationPage>(withQuery('/api/notifications', { limit: 20 })).then(
         (page) => {
           noteSeen(page.items);
-          const ids = new Set(page.items.map((n) => n.id));
-          feed.setItems((items) => [...page.items, ...items.filter((n) => !ids.has(n.id))]);
+          // A page that does not reach a row shown as it is (more changed while the socket was
+          // closed than a page holds) would leave what lies between it and the rows shown unlisted,
+          // and the list's cursor past them: read the list again whole instead.
+          const shown = current.current.items;
+          const reaches = page.items.some((p) => shown.some((n) => n.id === p.id && n.updated_at === p.updated_at));
+          if (page.next_cursor !== null && !reaches) return current.current.reload();
+          feed.setItems((items) => mergeNewer(page.items, items));
         },
         () => undefined,
       );
@@ -176,7 +181,9 @@ export function Notifications() {
     setError(null);
     try {
       await api.post('/api/notifications/read-all');
-      feed.setItems((items) => items.map((x) => ({ ...x, read: true })));
+      // The rows shown now: a first page on its way may hold rows newer than what the server marked.
+      const marked = new Set(current.current.items.map((x) => x.id));
+      feed.setItems((items) => items.map((x) => (marked.has(x.id) ? { ...x, read: true } : x)));
       allRead();
       announce('All notifications marked as read.');
       void refreshUnread();
@@ -209,4 +216,16 @@ export function Notifications() {
       ${feed.items.length > 0 || !feed.done ? html`<${MoreItems} feed=${feed} label="Load older notifications" endText="That is every notification." />` : null}
     </section>
   </div>`;
+}
+
+/**
+ * A first page read again (after a reconnection) over the rows shown: the page on top, then the
+ * rest; where both have a row, the copy with the later activity (a live message newer than the
+ * page keeps its place on top of it).
+ */
+function mergeNewer(page: NotificationItem[], shown: NotificationItem[]): NotificationItem[] {
+  const inPage = new Set(page.map((n) => n.id));
+  const newerShown = shown.filter((n) => inPage.has(n.id) && page.some((p) => p.id === n.id && n.updated_at > p.updated_at));
+  const newerIds = new Set(newerShown.map((n) => n.id));
+  return [...newerShown, ...page.filter((p) => !newerIds.has(p.id)), ...shown.filter((n) => !inPage.has(n.id))];
 }
