@@ -57,8 +57,13 @@ export async function createKey(dir: string, handle: string, admin: boolean): Pr
       accounts.addKey(keyId, user.id, hashApiKey(key), admin, now);
       return { user_id: user.id, handle: user.handle, key, key_id: keyId, admin, userCreated: created };
     } finally {
-      lease.release();
-      await hot.close();
+      // The hot store is closed even when the release fails (a full disk): a process that ends
+      // with it open leaves a reader slot behind (docs/architecture.md).
+      try {
+        lease.release();
+      } finally {
+        await hot.close();
+      }
     }
   } finally {
     db.close();

@@ -9,7 +9,7 @@ import { errorFields, log } from '../log';
 import type { HotStore, NodeLease } from './lmdb';
 
 export const LEASE_TTL_MS = 60_000;
-const RENEW_EVERY_MS = 15_000;
+export const RENEW_EVERY_MS = 15_000;
 
 /** Whether a process with this pid exists (one of another user counts). */
 export function processAlive(pid: number): boolean {
@@ -29,6 +29,13 @@ function isFree(lease: NodeLease | undefined, now: number): boolean {
 export interface LeasedIdGenerator {
   ids: IdGenerator;
   nodeId: number;
+  /**
+   * Renews the lease when the last renewal is `RENEW_EVERY_MS` old. A timer does so for a holder
+   * whose event loop turns; a holder that works synchronously for longer than the lease lasts (a
+   * large `perch import`) calls this as it goes, else its lease expires, another minter takes the
+   * node id, and both mint the same ids.
+   */
+  renewIfDue(): void;
   release(): void;
 }
 
@@ -50,7 +57,9 @@ export function leaseNodeId(hot: HotStore, now: () => number = Date.now): Leased
   const ids = new IdGenerator(acquired.nodeId, now, acquired.lastMs);
   const nodeId = acquired.nodeId;
 
+  let renewedAt = now();
   const renew = () => {
+    renewedAt = now();
     try {
       leases.transactionSync(() => {
         const lease = leases.get(nodeId);
@@ -69,6 +78,9 @@ export function leaseNodeId(hot: HotStore, now: () => number = Date.now): Leased
   return {
     ids,
     nodeId,
+    renewIfDue() {
+      if (now() - renewedAt >= RENEW_EVERY_MS) renew();
+    },
     release() {
       clearInterval(timer);
       leases.transactionSync(() => {
