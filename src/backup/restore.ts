@@ -12,6 +12,7 @@ import type { AppliedMigration } from '../store/migration';
 import { openHotStore } from '../store/lmdb';
 import { openSqlite, type Sqlite } from '../store/sqlite';
 import { secureDataDir } from '../store/data-dir';
+import { processAlive } from '../store/node-lease';
 import { RefusedError, referencedFiles } from './backup';
 import { copyDurably, directoryState, filesUnder, fsyncPath, sha256File } from './files';
 import { DATABASE_FILE, MANIFEST_FILE, manifestSchema, type Manifest } from './manifest';
@@ -62,8 +63,56 @@ function checkFiles(db: Sqlite, staging: string, manifest: Manifest): void {
   }
 }
 
+/**
+ * Removes what restores that were killed before they finished left behind (their staging
+ * directories, named by their pid): inside the target, one would keep it from counting as empty,
+ * and every retry would be refused.
+ */
+function removeAbandonedStaging(dataDir: string): void {
+  const places: Array<[string, string]> = [
+    [dataDir, '.restoring-'],
+    [dirname(dataDir), `.${basename(dataDir)}.restoring-`],
+  ];
+  for (const [dir, prefix] of places) {
+    let entries: string[];
+    try {
+      entries = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const pid = entry.startsWith(prefix) ? entry.slice(prefix.length) : '';
+      if (/^[0-9]+$/.test(pid) && !processAlive(Number(pid))) rmSync(join(dir, entry), { recursive: true, force: true });
+    }
+  }
+}
+
+/**
+ * Moves the assembled data directory's entries into the empty target, the database last; refused
+ * when anything else came into the target meanwhile (a second restore, a server or command started
+ * on it), since the moves would then leave it holding parts of two data directories. On any
+ * failure the entries moved go back, so the target is as it was.
+ */
+function moveInto(staging: string, dataDir: string): void {
+  const arrived = readdirSync(dataDir).filter((e) => e !== basename(staging));
+  if (arrived.length > 0) throw new RefusedError(`${dataDir} is not empty any more (${arrived.join(', ')} came into it during the restore)`);
+  const entries = readdirSync(staging).sort((a, b) => Number(a === DATABASE_FILE) - Number(b === DATABASE_FILE));
+  const moved: string[] = [];
+  try {
+    for (const entry of entries) {
+      if (existsSync(join(dataDir, entry))) throw new RefusedError(`${join(dataDir, entry)} came into ${dataDir} during the restore`);
+      renameSync(join(staging, entry), join(dataDir, entry));
+      moved.push(entry);
+    }
+  } catch (err) {
+    for (const entry of moved.reverse()) renameSync(join(dataDir, entry), join(staging, entry));
+    throw err;
+  }
+}
+
 export async function restoreBackup(source: string, dataDir: string, config: Config): Promise<Restored> {
   const manifest = readManifest(source);
+  removeAbandonedStaging(dataDir);
   const state = directoryState(dataDir);
   if (state === 'not-empty') throw new RefusedError(`${dataDir} is not empty; restore into an empty or absent data directory`);
   if (state === 'not-a-directory') throw new RefusedError(`${dataDir} is not a directory`);
@@ -111,7 +160,7 @@ export async function restoreBackup(source: string, dataDir: string, config: Con
     }
     fsyncPath(staging);
     if (inside) {
-      for (const entry of readdirSync(staging)) renameSync(join(staging, entry), join(dataDir, entry));
+      moveInto(staging, dataDir);
       rmdirSync(staging);
       secureDataDir(dataDir);
       fsyncPath(dataDir);

@@ -265,6 +265,20 @@ commandTest('refusals: nothing is touched', async (t) => {
   t.equal(ok.code, 0, `into an empty directory: ${ok.stderr}`);
   t.same(readdirSync(into).sort(), ['lmdb', 'lmdb-open.lock', 'perch.db']);
   t.equal(JSON.parse((await runCli(['keys', 'list', '--json', '--data', into])).stdout).length, 1);
+
+  // A restore killed before it finished leaves its staging directory, named by its pid (one that
+  // no process has now), inside an empty target or beside an absent one: a retry removes it.
+  const retried = dir();
+  mkdirSync(join(retried, '.restoring-99999999'));
+  writeFileSync(join(retried, '.restoring-99999999', 'perch.db'), 'half a copy');
+  const retry = await runCli(['restore', empty, '--data', retried]);
+  t.equal(retry.code, 0, `a retry into the directory: ${retry.stderr}`);
+  t.same(readdirSync(retried).sort(), ['lmdb', 'lmdb-open.lock', 'perch.db']);
+  const parent = dir();
+  mkdirSync(join(parent, '.data.restoring-99999999'));
+  const retryBeside = await runCli(['restore', empty, '--data', join(parent, 'data')]);
+  t.equal(retryBeside.code, 0, `a retry beside it: ${retryBeside.stderr}`);
+  t.same(readdirSync(parent), ['data'], 'the one left beside it is gone');
 });
 
 t.test('an account flagged by the spam detector is still throttled in the restored copy', async (t) => {
