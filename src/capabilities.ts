@@ -28,6 +28,11 @@ export function allMigrations(): Migration[] {
   return migrationList(SYSTEM_MIGRATIONS, ...CAPABILITIES.map((c) => c.migrations ?? []));
 }
 
+/** The schema version this perch migrates a database to. */
+export function latestSchemaVersion(): number {
+  return allMigrations().reduce((v, m) => Math.max(v, m.version), 0);
+}
+
 /** Every pool task by name; two of one name are a programming error. */
 export function allTasks(): TaskTable {
   const tasks: TaskTable = {};

@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Config } from '../config';
-import { CAPABILITIES, allMigrations, migrateAll } from '../capabilities';
+import { CAPABILITIES, latestSchemaVersion, migrateAll } from '../capabilities';
 import type { AppliedMigration } from '../store/migration';
 import { openHotStore } from '../store/lmdb';
 import { openSqlite, type Sqlite } from '../store/sqlite';
@@ -119,7 +119,7 @@ export async function restoreBackup(source: string, dataDir: string, config: Con
   const database = join(source, DATABASE_FILE);
   if (!existsSync(database)) throw new Error(`the backup has no ${DATABASE_FILE}`);
   if ((await sha256File(database)) !== manifest.database.sha256) throw new Error(`${database} is not the file the backup wrote (its SHA-256 differs from the manifest's)`);
-  const latest = allMigrations().reduce((v, m) => Math.max(v, m.version), 0);
+  const latest = latestSchemaVersion();
   if (manifest.schema_version > latest) {
     throw new Error(`the backup is of a newer perch (${manifest.perch_version}, schema version ${manifest.schema_version}; this one knows up to ${latest})`);
   }

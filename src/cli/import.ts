@@ -7,7 +7,10 @@ import { ImportFileError, parseImport, type ImportFormat } from '../core/link-im
 import { CodePool } from '../links/code-pool';
 import { importLinks } from '../links/importer';
 import { LinkStore } from '../links/store';
-import { migrateAll } from '../capabilities';
+import { latestSchemaVersion, migrateAll } from '../capabilities';
+import { currentSchemaVersion } from '../store/migration';
+import type { HotStore } from '../store/lmdb';
+import type { LeasedIdGenerator } from '../store/node-lease';
 import { openSqlite } from '../store/sqlite';
 import { printable } from './format';
 import { UsageError, announceDataDir, commandConfig, commandHotStore, commandLease, existingDataDirOf, userNamed, type CommonOptions } from './common';
@@ -43,25 +46,36 @@ export async function importCommand(format: ImportFormat, file: string, opts: Im
   // On stderr, with the progress lines: stdout is the report.
   announceDataDir(dir, { json: true });
   const db = openSqlite(dir);
-  migrateAll(db);
-  const hot = commandHotStore(dir);
-  const lease = await commandLease(hot);
+  let hot: HotStore | null = null;
+  let lease: LeasedIdGenerator | null = null;
   try {
+    if (opts.dryRun) {
+      // A dry run writes nothing: no migration, no node lease, and no hot store, whose open may
+      // repair it. It reads a schema that is this perch's only.
+      if (currentSchemaVersion(db) < latestSchemaVersion()) {
+        throw new UsageError(`the data in ${dir} has an older schema: run perch migrate first (a dry run writes nothing, migrations included)`);
+      }
+    } else {
+      migrateAll(db);
+      const opened = commandHotStore(dir);
+      // commandLease closes the hot store itself when it fails.
+      lease = await commandLease(opened);
+      hot = opened;
+    }
     const user = userNamed(new AccountStore(db), opts.user);
     if (!user) throw new UsageError(`no user ${opts.user}`);
     let lastProgress = Date.now();
+    const leased = lease;
     const report = importLinks({
       format,
       entries,
       ownerId: user.id,
-      dryRun: opts.dryRun,
       config,
       store: new LinkStore(db),
-      pool: new CodePool(hot, config.links.code_length),
-      newId: () => lease.ids.next(),
+      writer: hot && leased ? { pool: new CodePool(hot, config.links.code_length), newId: () => leased.ids.next() } : null,
       progress(done, total, pass) {
         // The import runs without giving the event loop a turn: the lease's timer cannot renew it.
-        lease.renewIfDue();
+        leased?.renewIfDue();
         if (entries.length <= PROGRESS_FROM) return;
         const now = Date.now();
         if (done < total && now - lastProgress < PROGRESS_EVERY_MS) return;
@@ -76,10 +90,10 @@ export async function importCommand(format: ImportFormat, file: string, opts: Im
     // Everything is closed whatever fails first: a process that ends with the hot store open
     // leaves a reader slot behind (docs/architecture.md).
     try {
-      lease.release();
+      lease?.release();
     } finally {
       db.close();
-      await hot.close();
+      await hot?.close();
     }
   }
 }

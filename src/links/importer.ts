@@ -25,14 +25,18 @@ export interface ImportRun {
   format: ImportFormat;
   entries: readonly ImportEntry[];
   ownerId: string;
-  dryRun: boolean;
   config: Config;
   store: LinkStore;
-  pool: CodePool;
-  newId(): string;
+  /** What writing takes: the code pool and an id minter. Null for a dry run, which writes nothing. */
+  writer: ImportWriter | null;
   nowMs?: number;
   /** Called after each checked or written batch: entries done of the total, and the pass. */
   progress?(done: number, total: number, pass: 'check' | 'write'): void;
+}
+
+export interface ImportWriter {
+  pool: CodePool;
+  newId(): string;
 }
 
 export interface ImportReport {
@@ -83,14 +87,15 @@ export function importLinks(run: ImportRun): ImportReport {
   run.progress?.(total, total, 'check');
 
   let imported = 0;
-  if (run.dryRun) {
+  const writer = run.writer;
+  if (writer === null) {
     imported = accepted.length;
   } else {
     // Oldest first; entries without a creation time are created now, after the others.
     const ordered = accepted.slice().sort((a, b) => (a.entry.createdMs ?? nowMs) - (b.entry.createdMs ?? nowMs));
     for (let from = 0; from < ordered.length; from += IMPORT_BATCH) {
       const batch = ordered.slice(from, from + IMPORT_BATCH);
-      const poolCodes = drawCodes(run, batch.filter((a) => a.entry.code === undefined).length);
+      const poolCodes = drawCodes(run, writer.pool, batch.filter((a) => a.entry.code === undefined).length);
       run.store.inTransaction(() => {
         for (const a of batch) {
           const e = a.entry;
@@ -104,7 +109,7 @@ export function importLinks(run: ImportRun): ImportReport {
           }
           const link = {
             code: e.code ?? poolCodes.pop()!,
-            id: run.newId(),
+            id: writer.newId(),
             ownerId: run.ownerId,
             url: a.url,
             domain: a.domain,
@@ -129,9 +134,9 @@ export function importLinks(run: ImportRun): ImportReport {
 }
 
 /** `count` codes from the pool, topping it up first when it holds fewer. */
-function drawCodes(run: ImportRun, count: number): string[] {
+function drawCodes(run: ImportRun, pool: CodePool, count: number): string[] {
   if (count === 0) return [];
-  const { pool, store, config } = run;
+  const { store, config } = run;
   if (pool.size() < count) pool.refill(store, config.links.pool_target + count, config.links.code_length);
   const codes = pool.drawMany(count);
   if (codes.length < count) throw new Error('the code pool could not supply enough codes');

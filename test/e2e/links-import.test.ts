@@ -2,9 +2,11 @@
 // export shape (codes, targets, dates, visit totals, what is skipped and why), a second run that
 // imports nothing, a dry run that writes nothing, and progress on a large file.
 import t from 'tap';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, startServer, testThreads, type Key, type TestServer } from '../helpers/server';
+import Database from 'better-sqlite3';
+import { ROOT, runCli, startServer, tempDataDir, testThreads, type Key, type TestServer } from '../helpers/server';
+import { commandTest } from '../helpers/command-test';
 import { create } from './links-helpers';
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'import');
@@ -215,4 +217,21 @@ t.test('a large file reports its progress; bad input exits with one line', async
   const noFile = await server.cli(['import', 'csv', join(server.dataDir, 'missing.csv'), '--user', 'alice']);
   t.equal(noFile.code, 2, 'so is a file that cannot be read');
   t.match(noFile.stderr, /cannot read .*missing\.csv: ENOENT/);
+});
+
+commandTest('a dry run on data of an older schema refuses, and migrates nothing', async (t) => {
+  const dir = tempDataDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.equal((await runCli(['keygen', '--user', 'alice', '--data', dir])).code, 0);
+  // The data as an older perch left it: its newest migration not applied yet.
+  const db = new Database(join(dir, 'perch.db'));
+  const newest = (db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v;
+  db.prepare('DELETE FROM schema_migrations WHERE version = ?').run(newest);
+  db.close();
+  const dry = await runCli(['import', 'yourls', join(FIXTURES, 'yourls.csv'), '--user', 'alice', '--dry-run', '--data', dir]);
+  t.equal(dry.code, 2);
+  t.equal(dry.stderr.trim().split('\n').pop(), `perch: the data in ${dir} has an older schema: run perch migrate first (a dry run writes nothing, migrations included)`);
+  const after = new Database(join(dir, 'perch.db'), { readonly: true });
+  t.equal((after.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v, newest - 1, 'nothing was migrated');
+  after.close();
 });
