@@ -57,7 +57,7 @@ export function linkRoutes(links: LinkService, deps: LinkRouteDeps): Route[] {
       body: 'json',
       async handler(ctx) {
         const principal = ctx.principal!;
-        links.refuseIfFlagged(principal);
+        // A throttled account's entries are each answered 429, as each alone would be (bulk).
         const body = parseWith(bulkBody, ctx.json);
         // Each entry's shape is checked on its own: a malformed entry is that entry's 400.
         const entries: BulkEntry[] = body.links.map((entry) => {

@@ -45,6 +45,10 @@ t.test('many links within seconds: flagged, throttled with 429, then cleared by 
   t.ok(hasLimitHeaders(r));
   t.equal(r.headers.get('x-ratelimit-remaining'), '0');
   t.equal((await shorten(server, bystander, { url: 'https://fine.example/' })).status, 201, 'other accounts are not affected');
+  // In a batch, each entry is answered as its creation alone would be: 429, a malformed one too.
+  const bulk = await server.post('/api/links/bulk', { key: spammer.key, json: { links: [{ url: 'https://fine.example/a' }, { url: 'not a url' }] } });
+  t.equal(bulk.status, 200);
+  t.same(bulk.json.items.map((i: { index: number; status: number; error?: { limit?: string } }) => [i.index, i.status, i.error?.limit]), [[0, 429, 'anomaly'], [1, 429, 'anomaly']]);
 
   const list = await server.cli(['flags', 'list']);
   t.match(list.stdout, /@spammer/);
