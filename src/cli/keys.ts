@@ -135,20 +135,18 @@ export async function keysRevokeCommand(keyId: string, opts: CommonOptions): Pro
     // visit. Done again for a key revoked already (a run that stopped here).
     new NotificationStore(db).deleteKeySubscriptions(keyId, outcome.userId);
     announceDataDir(dir);
-    if (outcome.state === 'already') {
-      // Revoking is idempotent: what was asked for holds. The servers forgot the key when it was
-      // revoked (or within a second, if that was not through this command): nothing to announce.
-      process.stdout.write(`${keyId} was already revoked (${outcome.revokedAt})\n`);
-      return;
-    }
-    // Servers cache authenticated keys; this makes every one of them forget its cache now.
+    // Servers cache authenticated keys and keep the sockets opened with them; this makes every one
+    // of them forget its cache and close those sockets now. Announced for a key revoked already
+    // too: a run that stopped between its revocation and this point announced nothing, and the
+    // servers would go on until the cache's second and the sockets' next check.
     const hot = commandHotStore(dir);
     try {
       announceKeyRevocation(hot);
     } finally {
       await hot.close();
     }
-    process.stdout.write(`revoked ${keyId}\n`);
+    // Revoking is idempotent: what was asked for holds.
+    process.stdout.write(outcome.state === 'already' ? `${keyId} was already revoked (${outcome.revokedAt})\n` : `revoked ${keyId}\n`);
   } finally {
     db.close();
   }

@@ -77,8 +77,14 @@ export function refreshUnread(): Promise<void> {
       refreshAgain = false;
       try {
         const asked = countedHere;
+        const askedFor = key;
         const me = await api.get<User>('/api/me');
         if (!key) return;
+        // Signed out and in again with another key meanwhile: this answer is the other user's.
+        if (key !== askedFor) {
+          refreshAgain = true;
+          continue;
+        }
         setMe(me);
         if (asked !== countedHere) refreshAgain = true;
         else if (typeof me.unread_notifications === 'number') unreadCount.set(me.unread_notifications);
