@@ -133,7 +133,9 @@ export class SocialService {
 
   async unfollow(followerId: string, ref: string): Promise<void> {
     const target = this.userOrThrow(ref);
-    if (target.id === followerId) throw invalidField('id', 'you cannot unfollow yourself');
+    // Unfollowing oneself is 204 like any unfollow of someone not followed (CONTRACT.md makes only
+    // following oneself a 400): there is no follow to remove, and nothing changes.
+    if (target.id === followerId) return;
     await this.writes.run('unfollow', { followerId, followeeId: target.id, now: isoNow() });
     await this.changes.followsChanged(followerId);
   }

@@ -47,6 +47,7 @@ t.test('follow errors: self 400, unknown 404, anonymous 401', async (t) => {
   t.equal((await server.post(`/api/users/${ben.user_id}/follow`)).status, 401);
   t.equal((await server.request('DELETE', `/api/users/${ben.user_id}/follow`)).status, 401);
   t.equal((await server.request('DELETE', '/api/users/123456789/follow', { key: ann.key })).status, 404);
+  t.equal((await server.request('DELETE', '/api/users/@ann/follow', { key: ann.key })).status, 204, 'unfollowing oneself: 204, as the contract has every unfollow');
   t.same(await counts(ann.user_id), [0, 1], 'nothing changed');
 });
 
