@@ -10,7 +10,7 @@ import { CAPABILITIES } from '../capabilities';
 import { currentSchemaVersion } from '../store/migration';
 import { openSqlite, sqlitePath, type Sqlite } from '../store/sqlite';
 import { VERSION } from '../version';
-import { copyDurably, directoryState, fsyncPath, sha256File } from './files';
+import { copyDurably, directoryState, fsyncPath, fsyncTree, sha256File } from './files';
 import { DATABASE_FILE, HOT_STORE_NOTE, MANIFEST_FILE, MANIFEST_FORMAT, type Manifest } from './manifest';
 import { quickCheck, tableRowCounts } from './store';
 
@@ -86,7 +86,7 @@ export async function createBackup(dataDir: string, target: string, now = new Da
     writeFileSync(`${manifestPath}.partial`, JSON.stringify(manifest, null, 2) + '\n');
     fsyncPath(`${manifestPath}.partial`);
     renameSync(`${manifestPath}.partial`, manifestPath);
-    for (const dir of new Set([target, ...files.map((f) => join(target, f, '..'))])) fsyncPath(dir);
+    fsyncTree(target);
     return manifest;
   } catch (err) {
     // Leave the target as it was found: gone if it was absent, empty if it was empty.

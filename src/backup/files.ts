@@ -1,7 +1,7 @@
 // File-system steps of backup and restore: durable copies, hashes, and what a directory holds.
 import { closeSync, copyFileSync, createReadStream, fsyncSync, mkdirSync, openSync, readdirSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 
 /** What is at `path`: nothing, an empty directory, a directory with entries, or something else. */
 export function directoryState(path: string): 'absent' | 'empty' | 'not-empty' | 'not-a-directory' {
@@ -49,4 +49,17 @@ export function filesUnder(dir: string): string[] {
     .filter((e) => e.isFile())
     .map((e) => relative(dir, join((e as unknown as { parentPath?: string; path: string }).parentPath ?? e.path, e.name)))
     .sort();
+}
+
+/**
+ * Syncs every directory under `root`, deepest first, then `root`: a synced file whose directory
+ * entry is not synced can be gone after a power cut, and so can a directory made for it.
+ */
+export function fsyncTree(root: string): void {
+  const dirs = (readdirSync(root, { recursive: true, withFileTypes: true }) as import('node:fs').Dirent[])
+    .filter((e) => e.isDirectory())
+    .map((e) => join((e as unknown as { parentPath?: string; path: string }).parentPath ?? e.path, e.name))
+    .sort((a, b) => b.split(sep).length - a.split(sep).length);
+  for (const dir of dirs) fsyncPath(dir);
+  fsyncPath(root);
 }

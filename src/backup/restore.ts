@@ -14,7 +14,7 @@ import { openSqlite, type Sqlite } from '../store/sqlite';
 import { secureDataDir } from '../store/data-dir';
 import { processAlive } from '../store/node-lease';
 import { RefusedError, referencedFiles } from './backup';
-import { copyDurably, directoryState, filesUnder, fsyncPath, sha256File } from './files';
+import { copyDurably, directoryState, filesUnder, fsyncPath, fsyncTree, sha256File } from './files';
 import { DATABASE_FILE, MANIFEST_FILE, manifestSchema, type Manifest } from './manifest';
 import { quickCheck, tableRowCounts } from './store';
 
@@ -158,7 +158,7 @@ export async function restoreBackup(source: string, dataDir: string, config: Con
     } finally {
       db.close();
     }
-    fsyncPath(staging);
+    fsyncTree(staging);
     if (inside) {
       moveInto(staging, dataDir);
       rmdirSync(staging);
