@@ -82,7 +82,11 @@ function removeAbandonedStaging(dataDir: string): void {
     }
     for (const entry of entries) {
       const pid = entry.startsWith(prefix) ? entry.slice(prefix.length) : '';
-      if (/^[0-9]+$/.test(pid) && !processAlive(Number(pid))) rmSync(join(dir, entry), { recursive: true, force: true });
+      // This process has made none yet: one with its pid is a killed restore's that had the same
+      // pid (a container's first process, say).
+      if (/^[0-9]+$/.test(pid) && (Number(pid) === process.pid || !processAlive(Number(pid)))) {
+        rmSync(join(dir, entry), { recursive: true, force: true });
+      }
     }
   }
 }
@@ -105,7 +109,16 @@ function moveInto(staging: string, dataDir: string): void {
       moved.push(entry);
     }
   } catch (err) {
-    for (const entry of moved.reverse()) renameSync(join(dataDir, entry), join(staging, entry));
+    const stranded: string[] = [];
+    for (const entry of moved.reverse()) {
+      try {
+        renameSync(join(dataDir, entry), join(staging, entry));
+      } catch {
+        stranded.push(entry);
+      }
+    }
+    // Not a refusal then: the directory was changed.
+    if (stranded.length > 0) throw new Error(`${(err as Error).message}; and could not move back ${stranded.join(', ')}, left in ${dataDir}`);
     throw err;
   }
 }

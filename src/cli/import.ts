@@ -92,8 +92,11 @@ export async function importCommand(format: ImportFormat, file: string, opts: Im
     try {
       lease?.release();
     } finally {
-      db.close();
-      await hot?.close();
+      try {
+        db.close();
+      } finally {
+        await hot?.close();
+      }
     }
   }
 }

@@ -65,6 +65,9 @@ export function importLinks(run: ImportRun): ImportReport {
   const total = run.entries.length;
 
   run.entries.forEach((entry, index) => {
+    // Every batch's worth of entries, whatever became of them (a file imported before is mostly
+    // skipped): the caller renews its node lease here.
+    if (index > 0 && index % IMPORT_BATCH === 0) run.progress?.(index, total, 'check');
     const skip = (reason: string) => skipped.push({ index, where: entry.where, reason });
     if (entry.skip) return skip(entry.skip);
     if (run.store.wasImported(run.ownerId, run.format, entry.key)) return skip('already imported');
@@ -82,7 +85,6 @@ export function importLinks(run: ImportRun): ImportReport {
     if (entry.code !== undefined) codes.set(entry.code, entry.where);
     keys.set(entry.key, entry.where);
     accepted.push({ entry, index, url: target.url, domain: target.domain });
-    if ((index + 1) % IMPORT_BATCH === 0) run.progress?.(index + 1, total, 'check');
   });
   run.progress?.(total, total, 'check');
 

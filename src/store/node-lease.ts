@@ -33,7 +33,8 @@ export interface LeasedIdGenerator {
    * Renews the lease when the last renewal is `RENEW_EVERY_MS` old. A timer does so for a holder
    * whose event loop turns; a holder that works synchronously for longer than the lease lasts (a
    * large `perch import`) calls this as it goes, else its lease expires, another minter takes the
-   * node id, and both mint the same ids.
+   * node id, and both mint the same ids. Throws when that has happened already (a step between two
+   * calls took longer than the lease lasts): the holder must stop minting.
    */
   renewIfDue(): void;
   release(): void;
@@ -58,18 +59,20 @@ export function leaseNodeId(hot: HotStore, now: () => number = Date.now): Leased
   const nodeId = acquired.nodeId;
 
   let renewedAt = now();
-  const renew = () => {
+  /** Renews the lease; answers false when it is no longer this holder's (it expired and was taken). */
+  const renew = (): boolean => {
     renewedAt = now();
     try {
-      leases.transactionSync(() => {
+      return leases.transactionSync(() => {
         const lease = leases.get(nodeId);
-        if (lease && lease.pid === process.pid && lease.threadId === threadId) {
-          leases.putSync(nodeId, { ...lease, expiresAt: now() + LEASE_TTL_MS, lastMs: ids.lastTimestampMs });
-        }
+        if (!lease || lease.pid !== process.pid || lease.threadId !== threadId) return false;
+        leases.putSync(nodeId, { ...lease, expiresAt: now() + LEASE_TTL_MS, lastMs: ids.lastTimestampMs });
+        return true;
       });
     } catch (err) {
       // A full disk, say: the lease still holds for a while, and the next renewal tries again.
       log.error('node lease renewal failed', { node_id: nodeId, ...errorFields(err) });
+      return true;
     }
   };
   const timer = setInterval(renew, RENEW_EVERY_MS);
@@ -79,7 +82,9 @@ export function leaseNodeId(hot: HotStore, now: () => number = Date.now): Leased
     ids,
     nodeId,
     renewIfDue() {
-      if (now() - renewedAt >= RENEW_EVERY_MS) renew();
+      if (now() - renewedAt >= RENEW_EVERY_MS && !renew()) {
+        throw new Error(`node id ${nodeId} was leased to another minter after this one's lease ran out: stopped before minting ids it may mint too`);
+      }
     },
     release() {
       clearInterval(timer);

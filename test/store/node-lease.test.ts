@@ -59,3 +59,17 @@ t.test('renewIfDue renews once the last renewal is old enough, and a lease left 
   next.release();
   lease.release();
 });
+
+t.test('a holder whose lease ran out and was taken is stopped at its next renewIfDue', async (t) => {
+  const hot = hotStore(t);
+  let clock = 1_800_000_000_000;
+  const now = () => clock;
+  const slow = leaseNodeId(hot, now);
+  // One step of its work took longer than the lease lasts, and another process (a live one: pid 1)
+  // took the node id meanwhile, as leaseNodeId there would have.
+  clock += LEASE_TTL_MS + 1;
+  const taken = { pid: 1, threadId: 0, expiresAt: clock + LEASE_TTL_MS, lastMs: clock };
+  hot.leases.putSync(slow.nodeId, taken);
+  t.throws(() => slow.renewIfDue(), /leased to another minter/, 'it stops rather than mint the same ids');
+  t.same(hot.leases.get(slow.nodeId), taken, "the other's lease is untouched");
+});

@@ -15,7 +15,7 @@
 import { api, type User } from './api';
 import { SeenNotifications, reconnectDelayMs } from './notification-rules';
 import type { NotificationItem } from './notification-text';
-import { setMe } from './session';
+import { setMe, thisSession } from './session';
 import { createStore } from './store';
 
 export type LiveState =
@@ -77,11 +77,12 @@ export function refreshUnread(): Promise<void> {
       refreshAgain = false;
       try {
         const asked = countedHere;
-        const askedFor = key;
+        // The session the request is signed for (the API signs with the session's key at once).
+        const stillThis = thisSession();
         const me = await api.get<User>('/api/me');
         if (!key) return;
-        // Signed out and in again with another key meanwhile: this answer is the other user's.
-        if (key !== askedFor) {
+        // The session ended meanwhile (another key signed in): this answer is of the one before.
+        if (!stillThis()) {
           refreshAgain = true;
           continue;
         }

@@ -179,10 +179,11 @@ export function Notifications() {
     if (busy || unread === 0) return;
     setBusy(true);
     setError(null);
+    // The rows shown when it was pressed: a row that arrives later (live, or in a first page on
+    // its way) may be newer than what the server marks.
+    const marked = new Set(current.current.items.map((x) => x.id));
     try {
       await api.post('/api/notifications/read-all');
-      // The rows shown now: a first page on its way may hold rows newer than what the server marked.
-      const marked = new Set(current.current.items.map((x) => x.id));
       feed.setItems((items) => items.map((x) => (marked.has(x.id) ? { ...x, read: true } : x)));
       allRead();
       announce('All notifications marked as read.');
