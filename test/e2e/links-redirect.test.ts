@@ -173,7 +173,7 @@ t.test('PATCH changes the target and expiry; redirects follow at once', async (t
   t.equal(cleared.status, 200, 'an admin may edit');
   t.equal(cleared.json.expires_at, null);
 
-  for (const body of [{ url: 'ftp://x.example' }, { expires_at: '2001-01-01T00:00:00Z' }, { url: 'https://example.com', colour: 1 }, {}]) {
+  for (const body of [{ url: 'ftp://x.example' }, { expires_at: '2001-01-01T00:00:00Z' }, { url: 'https://example.com', colour: 1 }]) {
     const bad = await server.request('PATCH', `/api/links/${code}`, { key: alice.key, json: body });
     t.equal(bad.status, 400, JSON.stringify(body));
     t.equal(bad.json.error, 'invalid_request');
