@@ -2,7 +2,8 @@
 // SQLite's online backup API copies the database as of one moment (every page in one step, so a
 // commit of the running server cannot restart it halfway); the files its rows refer to (media)
 // are copied after, and exist, since a row is committed only after its file. The hot store is
-// left out (manifest.ts says why). manifest.json is written last: it marks a complete backup.
+// left out (manifest.ts says why). manifest.json is written last: it marks a complete backup;
+// until then a marker names the process writing it, so that a retry can clear what a killed one left.
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -13,6 +14,7 @@ import { VERSION } from '../version';
 import { copyDurably, directoryState, fsyncPath, fsyncTree, sha256File } from './files';
 import { DATABASE_FILE, HOT_STORE_NOTE, MANIFEST_FILE, MANIFEST_FORMAT, type Manifest } from './manifest';
 import { quickCheck, tableRowCounts } from './store';
+import { processAlive } from '../store/node-lease';
 
 /** A backup or restore that must not go ahead (the target is in use): nothing was touched. */
 export class RefusedError extends Error {}
@@ -25,12 +27,38 @@ export function referencedFiles(db: Sqlite): string[] {
 /** Pages per step of the online backup: all of them, so the copy is one consistent read. */
 const ALL_PAGES = 0x7fffffff;
 
+/** A file naming the process writing a backup into its directory, from the start until its manifest is written. */
+const IN_PROGRESS = '.backup-in-progress-';
+
+/**
+ * Empties a directory that a backup was writing into when it was killed (Ctrl-C, a crash): it
+ * holds the marker of a process that is gone (or of this pid, a killed backup's that had the same
+ * one) and no manifest. Every retry into it would otherwise be refused as not empty. A directory
+ * without such a marker is left as it is.
+ */
+function clearAbandonedBackup(target: string): void {
+  let entries: string[];
+  try {
+    entries = readdirSync(target);
+  } catch {
+    return;
+  }
+  if (entries.includes(MANIFEST_FILE)) return;
+  const marker = entries.find((e) => e.startsWith(IN_PROGRESS));
+  const pid = marker === undefined ? '' : marker.slice(IN_PROGRESS.length);
+  if (!/^[0-9]+$/.test(pid) || (Number(pid) !== process.pid && processAlive(Number(pid)))) return;
+  for (const entry of entries) rmSync(join(target, entry), { recursive: true, force: true });
+}
+
 export async function createBackup(dataDir: string, target: string, now = new Date()): Promise<Manifest> {
+  clearAbandonedBackup(target);
   const state = directoryState(target);
   if (state === 'not-empty') throw new RefusedError(`${target} is not empty; a backup goes into a new or empty directory`);
   if (state === 'not-a-directory') throw new RefusedError(`${target} is not a directory`);
   mkdirSync(target, { recursive: true });
+  const marker = join(target, IN_PROGRESS + process.pid);
   try {
+    writeFileSync(marker, '');
     const partial = join(target, `${DATABASE_FILE}.partial`);
     const source = openSqlite(dataDir, { readonly: true });
     try {
@@ -86,6 +114,7 @@ export async function createBackup(dataDir: string, target: string, now = new Da
     writeFileSync(`${manifestPath}.partial`, JSON.stringify(manifest, null, 2) + '\n');
     fsyncPath(`${manifestPath}.partial`);
     renameSync(`${manifestPath}.partial`, manifestPath);
+    rmSync(marker);
     fsyncTree(target);
     return manifest;
   } catch (err) {

@@ -234,6 +234,22 @@ commandTest('refusals: nothing is touched', async (t) => {
 
   const empty = dir();
   t.equal((await runCli(['backup', empty, '--data', d])).code, 0, 'an empty directory is fine');
+  t.notOk(readdirSync(empty).some((f) => f.startsWith('.backup-in-progress-')), 'a finished backup leaves no marker');
+
+  // A backup killed before its manifest (its marker names a pid no process has now): a retry into
+  // the same directory clears it and goes on. With a live process's marker, it is still refused.
+  const killed = dir();
+  writeFileSync(join(killed, '.backup-in-progress-99999999'), '');
+  writeFileSync(join(killed, 'perch.db.partial'), 'half a copy');
+  const again = await runCli(['backup', killed, '--data', d]);
+  t.equal(again.code, 0, `a retry: ${again.stderr}`);
+  t.same(readdirSync(killed).filter((f) => f.endsWith('.partial') || f.startsWith('.backup-in-progress-')), [], 'nothing of the killed one is left');
+  t.ok(existsSync(join(killed, 'manifest.json')));
+  const running = dir();
+  writeFileSync(join(running, '.backup-in-progress-1'), '');
+  const beside = await runCli(['backup', running, '--data', d]);
+  t.equal(beside.code, 1, "another process's backup in progress is not cleared");
+  t.same(readdirSync(running), ['.backup-in-progress-1']);
 
   const occupied = dir();
   mkdirSync(join(occupied, 'lmdb'));
