@@ -11,10 +11,9 @@ import { CAPABILITIES } from '../capabilities';
 import { currentSchemaVersion } from '../store/migration';
 import { openSqlite, sqlitePath, type Sqlite } from '../store/sqlite';
 import { VERSION } from '../version';
-import { copyDurably, directoryState, fsyncPath, fsyncTree, sha256File } from './files';
+import { copyDurably, directoryState, fsyncPath, fsyncTree, leftByGoneProcess, sha256File } from './files';
 import { DATABASE_FILE, HOT_STORE_NOTE, MANIFEST_FILE, MANIFEST_FORMAT, type Manifest } from './manifest';
 import { quickCheck, tableRowCounts } from './store';
-import { processAlive } from '../store/node-lease';
 
 /** A backup or restore that must not go ahead (the target is in use): nothing was touched. */
 export class RefusedError extends Error {}
@@ -43,10 +42,8 @@ function clearAbandonedBackup(target: string): void {
   } catch {
     return;
   }
-  if (entries.includes(MANIFEST_FILE)) return;
-  const marker = entries.find((e) => e.startsWith(IN_PROGRESS));
-  const pid = marker === undefined ? '' : marker.slice(IN_PROGRESS.length);
-  if (!/^[0-9]+$/.test(pid) || (Number(pid) !== process.pid && processAlive(Number(pid)))) return;
+  const markers = entries.filter((e) => e.startsWith(IN_PROGRESS));
+  if (entries.includes(MANIFEST_FILE) || markers.length === 0 || !markers.every((m) => leftByGoneProcess(m, IN_PROGRESS))) return;
   for (const entry of entries) rmSync(join(target, entry), { recursive: true, force: true });
 }
 

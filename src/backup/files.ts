@@ -1,7 +1,8 @@
 // File-system steps of backup and restore: durable copies, hashes, and what a directory holds.
-import { closeSync, copyFileSync, createReadStream, fsyncSync, mkdirSync, openSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, copyFileSync, createReadStream, fsyncSync, mkdirSync, openSync, readdirSync, statSync, type Dirent } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join, relative, sep } from 'node:path';
+import { processAlive } from '../store/node-lease';
 
 /** What is at `path`: nothing, an empty directory, a directory with entries, or something else. */
 export function directoryState(path: string): 'absent' | 'empty' | 'not-empty' | 'not-a-directory' {
@@ -43,11 +44,21 @@ export function sha256File(path: string): Promise<string> {
   });
 }
 
+/** Every entry under `dir`, at any depth. */
+function entriesUnder(dir: string): Dirent[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true }) as Dirent[];
+}
+
+/** An entry's full path (Node.js 20 names its folder `path`, later versions `parentPath`). */
+function pathOf(e: Dirent): string {
+  return join((e as unknown as { parentPath?: string; path: string }).parentPath ?? e.path, e.name);
+}
+
 /** Every file under `dir`, as paths relative to it, sorted. */
 export function filesUnder(dir: string): string[] {
-  return (readdirSync(dir, { recursive: true, withFileTypes: true }) as import('node:fs').Dirent[])
+  return entriesUnder(dir)
     .filter((e) => e.isFile())
-    .map((e) => relative(dir, join((e as unknown as { parentPath?: string; path: string }).parentPath ?? e.path, e.name)))
+    .map((e) => relative(dir, pathOf(e)))
     .sort();
 }
 
@@ -56,10 +67,20 @@ export function filesUnder(dir: string): string[] {
  * entry is not synced can be gone after a power cut, and so can a directory made for it.
  */
 export function fsyncTree(root: string): void {
-  const dirs = (readdirSync(root, { recursive: true, withFileTypes: true }) as import('node:fs').Dirent[])
+  const dirs = entriesUnder(root)
     .filter((e) => e.isDirectory())
-    .map((e) => join((e as unknown as { parentPath?: string; path: string }).parentPath ?? e.path, e.name))
+    .map(pathOf)
     .sort((a, b) => b.split(sep).length - a.split(sep).length);
   for (const dir of dirs) fsyncPath(dir);
   fsyncPath(root);
+}
+
+/**
+ * Whether `entry` is `prefix` followed by the pid of a process that left it behind: one that is
+ * gone, or this process's own pid, reused (a container's first process, say), since this process
+ * has made none yet when it looks. What a killed backup or restore leaves is named so.
+ */
+export function leftByGoneProcess(entry: string, prefix: string): boolean {
+  const pid = entry.startsWith(prefix) ? entry.slice(prefix.length) : '';
+  return /^[0-9]+$/.test(pid) && (Number(pid) === process.pid || !processAlive(Number(pid)));
 }

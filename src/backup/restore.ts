@@ -12,9 +12,8 @@ import type { AppliedMigration } from '../store/migration';
 import { openHotStore } from '../store/lmdb';
 import { openSqlite, type Sqlite } from '../store/sqlite';
 import { secureDataDir } from '../store/data-dir';
-import { processAlive } from '../store/node-lease';
 import { RefusedError, referencedFiles } from './backup';
-import { copyDurably, directoryState, filesUnder, fsyncPath, fsyncTree, sha256File } from './files';
+import { copyDurably, directoryState, filesUnder, fsyncPath, fsyncTree, leftByGoneProcess, sha256File } from './files';
 import { DATABASE_FILE, MANIFEST_FILE, manifestSchema, type Manifest } from './manifest';
 import { quickCheck, tableRowCounts } from './store';
 
@@ -64,30 +63,28 @@ function checkFiles(db: Sqlite, staging: string, manifest: Manifest): void {
 }
 
 /**
+ * Where a restore assembles the data directory, as a folder and the start of a name its pid ends:
+ * inside the target when it is an empty directory (whose parent, /var/lib say, may not be writable
+ * by perch), else beside it.
+ */
+function stagingPlace(dataDir: string, inside: boolean): { dir: string; prefix: string } {
+  return inside ? { dir: dataDir, prefix: '.restoring-' } : { dir: dirname(dataDir), prefix: `.${basename(dataDir)}.restoring-` };
+}
+
+/**
  * Removes what restores that were killed before they finished left behind (their staging
  * directories, named by their pid): inside the target, one would keep it from counting as empty,
  * and every retry would be refused.
  */
 function removeAbandonedStaging(dataDir: string): void {
-  const places: Array<[string, string]> = [
-    [dataDir, '.restoring-'],
-    [dirname(dataDir), `.${basename(dataDir)}.restoring-`],
-  ];
-  for (const [dir, prefix] of places) {
+  for (const { dir, prefix } of [stagingPlace(dataDir, true), stagingPlace(dataDir, false)]) {
     let entries: string[];
     try {
       entries = readdirSync(dir);
     } catch {
       continue;
     }
-    for (const entry of entries) {
-      const pid = entry.startsWith(prefix) ? entry.slice(prefix.length) : '';
-      // This process has made none yet: one with its pid is a killed restore's that had the same
-      // pid (a container's first process, say).
-      if (/^[0-9]+$/.test(pid) && (Number(pid) === process.pid || !processAlive(Number(pid)))) {
-        rmSync(join(dir, entry), { recursive: true, force: true });
-      }
-    }
+    for (const entry of entries) if (leftByGoneProcess(entry, prefix)) rmSync(join(dir, entry), { recursive: true, force: true });
   }
 }
 
@@ -137,11 +134,11 @@ export async function restoreBackup(source: string, dataDir: string, config: Con
     throw new Error(`the backup is of a newer perch (${manifest.perch_version}, schema version ${manifest.schema_version}; this one knows up to ${latest})`);
   }
 
-  // Assembled beside the target when it is absent, inside it when it is an empty directory (whose
-  // parent, /var/lib say, may not be writable by perch), and moved into place at the end.
+  // Assembled in its staging place (stagingPlace) and moved into place at the end.
   const inside = state === 'empty';
   if (!inside) mkdirSync(dirname(dataDir), { recursive: true });
-  const staging = inside ? join(dataDir, `.restoring-${process.pid}`) : join(dirname(dataDir), `.${basename(dataDir)}.restoring-${process.pid}`);
+  const place = stagingPlace(dataDir, inside);
+  const staging = join(place.dir, place.prefix + process.pid);
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging);
   try {
