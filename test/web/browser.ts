@@ -391,6 +391,40 @@ export interface HeldRequests {
   release(): Promise<void>;
 }
 
+/** Whether `req` is of `method` with a path `path` matches. */
+function requestMatches(req: HTTPRequest, method: string, path: RegExp): boolean {
+  return req.method() === method && path.test(new URL(req.url()).pathname);
+}
+
+/**
+ * Intercepts this tab's requests: the first of `method` whose path matches `path` goes to `onFirst`,
+ * with `stop`, which ends the interception; every other request goes on to the server.
+ */
+async function interceptFirst(
+  page: Page,
+  method: string,
+  path: RegExp,
+  onFirst: (req: HTTPRequest, stop: () => Promise<void>) => void,
+): Promise<{ stop(): Promise<void> }> {
+  let taken = false;
+  const onRequest = (req: HTTPRequest) => {
+    if (req.isInterceptResolutionHandled()) return;
+    if (!taken && requestMatches(req, method, path)) {
+      taken = true;
+      onFirst(req, stop);
+    } else {
+      req.continue().catch(() => undefined);
+    }
+  };
+  const stop = async () => {
+    await page.setRequestInterception(false);
+    page.off('request', onRequest);
+  };
+  await page.setRequestInterception(true);
+  page.on('request', onRequest);
+  return { stop };
+}
+
 /**
  * Holds this tab's requests of `method` whose path matches `path` until `release`, so a test can
  * look at the page while a request is on its way (a busy button, its focus) without depending on
@@ -401,7 +435,7 @@ export async function holdRequests(page: Page, method: string, path: RegExp): Pr
   const held: HTTPRequest[] = [];
   let seen = 0;
   let holding = true;
-  const matches = (req: HTTPRequest) => req.method() === method && path.test(new URL(req.url()).pathname);
+  const matches = (req: HTTPRequest) => requestMatches(req, method, path);
   const onRequest = (req: HTTPRequest) => {
     if (req.isInterceptResolutionHandled()) return;
     if (matches(req)) seen++;
@@ -450,26 +484,16 @@ export async function answerOnce(
   path: RegExp,
   answer: { status: number; headers?: Record<string, string>; json: unknown },
 ): Promise<{ answered: Promise<void> }> {
-  let done = false;
   let answered!: () => void;
   const promise = new Promise<void>((resolve) => (answered = resolve));
-  const onRequest = (req: HTTPRequest) => {
-    if (req.isInterceptResolutionHandled()) return;
-    if (!done && req.method() === method && path.test(new URL(req.url()).pathname)) {
-      done = true;
-      req
-        .respond({ status: answer.status, headers: answer.headers, contentType: 'application/json', body: JSON.stringify(answer.json) })
-        .then(async () => {
-          await page.setRequestInterception(false);
-          page.off('request', onRequest);
-          answered();
-        }, answered);
-    } else {
-      req.continue().catch(() => undefined);
-    }
-  };
-  await page.setRequestInterception(true);
-  page.on('request', onRequest);
+  await interceptFirst(page, method, path, (req, stop) => {
+    req
+      .respond({ status: answer.status, headers: answer.headers, contentType: 'application/json', body: JSON.stringify(answer.json) })
+      .then(async () => {
+        await stop();
+        answered();
+      }, answered);
+  });
   return { answered: promise };
 }
 
@@ -495,27 +519,19 @@ export async function answerLate(page: Page, method: string, path: RegExp): Prom
     fetched = resolve;
     failed = reject;
   });
-  const onRequest = (req: HTTPRequest) => {
-    if (req.isInterceptResolutionHandled()) return;
-    if (taken === null && req.method() === method && path.test(new URL(req.url()).pathname)) {
-      taken = req;
-      fetch(req.url(), { method, headers: req.headers(), body: req.postData() }).then(async (r) => {
-        answer = { status: r.status, contentType: r.headers.get('content-type') ?? 'application/json', body: Buffer.from(await r.arrayBuffer()) };
-        fetched();
-      }, failed);
-    } else {
-      req.continue().catch(() => undefined);
-    }
-  };
-  await page.setRequestInterception(true);
-  page.on('request', onRequest);
+  const interception = await interceptFirst(page, method, path, (req) => {
+    taken = req;
+    fetch(req.url(), { method, headers: req.headers(), body: req.postData() }).then(async (r) => {
+      answer = { status: r.status, contentType: r.headers.get('content-type') ?? 'application/json', body: Buffer.from(await r.arrayBuffer()) };
+      fetched();
+    }, failed);
+  });
   return {
     fetched: promise,
     async release() {
       await promise;
       await taken!.respond({ status: answer!.status, contentType: answer!.contentType, body: answer!.body });
-      await page.setRequestInterception(false);
-      page.off('request', onRequest);
+      await interception.stop();
     },
   };
 }
@@ -542,7 +558,7 @@ export async function answerEvery(
   await page.setRequestInterception(true);
   page.on('request', (req) => {
     if (req.isInterceptResolutionHandled()) return;
-    if (req.method() === method && path.test(new URL(req.url()).pathname)) {
+    if (requestMatches(req, method, path)) {
       req.respond({ status: answer.status, contentType: 'application/json', body: JSON.stringify(answer.json) }).then(
         () => void answered++,
         (err: unknown) => void (failure ??= err),
