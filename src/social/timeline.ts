@@ -71,10 +71,13 @@ export const COUNTS_TTL_MS = 1000;
  * A reader's page is served again for this long, as long as the reader posted nothing (PostMarks),
  * no post was deleted and the reader's follows did not change: what it can miss meanwhile is
  * others' new posts, which the contract lets reach followers within 5 s. Under a post load every
- * page changes between two reads, and a read that makes its page again costs two to three times
- * one that does not (bench/HISTORY.md, "2026-11-25").
+ * page changes between two reads, and making a page again costs several reads served from it:
+ * its new posts read from the outbox tail, their JSON and counts made, the body written, and
+ * what all of that leaves for the collector. A reader polling faster than this gets the same
+ * page; one who reads every few seconds, as people do, gets a new page on every read anyway
+ * (docs/social.md, bench/HISTORY.md "2026-12-02").
  */
-export const PAGE_FRESH_MS = 100;
+export const PAGE_FRESH_MS = 250;
 /**
  * Likes and replies of a cached post are read again once this old, so that a page served again
  * for up to PAGE_FRESH_MS still shows counts at most COUNTS_TTL_MS old.
