@@ -130,8 +130,10 @@ export async function runTimeline(ctx: BenchContext): Promise<ScenarioResult> {
  * Timeline reads and post creation on one server at once. On a machine with few cores the two
  * loads must share it, so the measure is the sum of the fractions each keeps of its rate alone:
  * reads beside posts ÷ reads alone + posts beside reads ÷ posts alone (1.0: they share the machine
- * with no interference). Both alone rates are measured before and after in each round, on the same
- * server. Also reads beside a realistic post rate (1,000 posts a second), against reads alone.
+ * with no interference). Also reads beside a realistic post rate (1,000 posts a second), against
+ * reads alone. Each run measured beside the other load is compared with alone runs of the same
+ * load on the same server at equal distances before and after it, so that the machine's drift
+ * over a round weighs the same on both sides (the order of a round, below).
  */
 export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
   const connections = ctx.connections(READ_CONNECTIONS);
@@ -153,6 +155,9 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
     postsBeside: LoadSummary;
     readsBesideFixed: LoadSummary;
     postsFixed: LoadSummary;
+    /** The reads alone after the fixed post rate; the fixed rate's baseline is it and readsAlone[1]. */
+    readsAfterFixed: LoadSummary;
+    fixedBaseline: number;
     readFraction: number;
     postFraction: number;
     combined: number;
@@ -167,18 +172,23 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
   const cpu = <T>(work: () => Promise<T>) => withCpu(target.pid, work);
   for (let r = 1; r <= rounds; r++) {
     const label = `readwrite round ${r}/${rounds}`;
+    // Reads alone, posts alone, both, posts alone, reads alone, reads beside the fixed post rate,
+    // reads alone: the run with both has reads alone two steps either side and posts alone one
+    // step either side, and the reads beside the fixed rate have reads alone one step either side.
     const readsBefore = await cpu(() => ctx.load(`${label}, reads alone`, { ...reads, duration: seconds }));
     const postsBefore = await cpu(() => ctx.load(`${label}, posts alone`, { ...posts(), duration: seconds }));
     const beside = await cpu(() => Promise.all([ctx.load(`${label}, reads beside posts`, { ...reads, duration: seconds }), ctx.loadQuietly({ ...posts(), duration: seconds })]));
     const [readsBeside, postsBeside] = beside.result;
+    const postsAfter = await cpu(() => ctx.load(`${label}, posts alone`, { ...posts(), duration: seconds }));
+    const readsAfter = await cpu(() => ctx.load(`${label}, reads alone`, { ...reads, duration: seconds }));
     const [readsBesideFixed, postsFixed] = await Promise.all([
       ctx.load(`${label}, reads beside ${fixedRate.toLocaleString('en-US')} posts/s`, { ...reads, duration: seconds }),
       ctx.loadQuietly({ ...posts(fixedRate), duration: seconds }),
     ]);
-    const readsAfter = await cpu(() => ctx.load(`${label}, reads alone`, { ...reads, duration: seconds }));
-    const postsAfter = await cpu(() => ctx.load(`${label}, posts alone`, { ...posts(), duration: seconds }));
+    const readsAfterFixed = await ctx.load(`${label}, reads alone`, { ...reads, duration: seconds });
     const readsAlone = (readsBefore.result.rps + readsAfter.result.rps) / 2;
     const postsAlone = (postsBefore.result.rps + postsAfter.result.rps) / 2;
+    const readsAroundFixed = (readsAfter.result.rps + readsAfterFixed.rps) / 2;
     const readFraction = readsBeside.rps / readsAlone;
     const postFraction = postsBeside.rps / postsAlone;
     const readCpu = sumCpu(readsBefore, readsAfter);
@@ -186,7 +196,7 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
     const readCpuUs = cpuPerRequestUs(readCpu, readsBefore.result.requests + readsAfter.result.requests);
     const postCpuUs = cpuPerRequestUs(postCpu, postsBefore.result.requests + postsAfter.result.requests);
     const combined = readFraction + postFraction;
-    const fixedRatio = readsBesideFixed.rps / readsAlone;
+    const fixedRatio = readsBesideFixed.rps / readsAroundFixed;
     const besideCpuOverParts =
       beside.cpuSeconds === undefined || readCpuUs === undefined || postCpuUs === undefined
         ? undefined
@@ -201,6 +211,8 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
       postsBeside,
       readsBesideFixed,
       postsFixed,
+      readsAfterFixed,
+      fixedBaseline: readsAroundFixed,
       readFraction,
       postFraction,
       combined,
@@ -215,7 +227,7 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
   const mid = medianBy(all, (r) => r.combined);
   const fixedMid = medianBy(all, (r) => r.fixedRatio);
   const failed = all.reduce(
-    (n, r) => n + [...r.readsAlone, ...r.postsAlone, r.readsBeside, r.postsBeside, r.readsBesideFixed, r.postsFixed].reduce((m, s) => m + failures(s), 0),
+    (n, r) => n + [...r.readsAlone, ...r.postsAlone, r.readsBeside, r.postsBeside, r.readsBesideFixed, r.postsFixed, r.readsAfterFixed].reduce((m, s) => m + failures(s), 0),
     0,
   );
   const readsAloneMid = (mid.readsAlone[0].rps + mid.readsAlone[1].rps) / 2;
@@ -237,7 +249,7 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
         rps: fixedMid.readsBesideFixed.rps,
         p50_ms: fixedMid.readsBesideFixed.p50_ms,
         p99_ms: fixedMid.readsBesideFixed.p99_ms,
-        baseline_rps: (fixedMid.readsAlone[0].rps + fixedMid.readsAlone[1].rps) / 2,
+        baseline_rps: fixedMid.fixedBaseline,
         ratio: fixedMid.fixedRatio,
         goal: atLeast(0.8, fixedMid.fixedRatio),
       },
@@ -257,6 +269,7 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
       reads_beside_posts_p99_ms: mid.readsBeside.p99_ms,
       fixed_post_rate: fixedRate,
       reads_beside_fixed_posts_ratio: round3(fixedMid.fixedRatio),
+      reads_alone_around_fixed_rps: Math.round(fixedMid.fixedBaseline),
       round_fixed_ratios: all.map((r) => round3(r.fixedRatio)),
       ...medianDefined('reads_alone_cpu_us', all.map((r) => r.readCpuUs)),
       ...medianDefined('posts_alone_cpu_us', all.map((r) => r.postCpuUs)),

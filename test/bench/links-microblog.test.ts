@@ -35,6 +35,7 @@ t.test('the link and microblog scenarios run, print their table and write their 
   t.type(by.posts.figures.minimal_group_commit_rps, 'number', 'posts measured the minimal group commit');
   t.type(by.readwrite.figures.combined, 'number', 'readwrite has its combined fraction');
   t.type(by.readwrite.figures.reads_beside_fixed_posts_ratio, 'number', 'readwrite has reads beside a fixed post rate');
+  t.ok(by.readwrite.figures.reads_alone_around_fixed_rps > 0, 'readwrite measured reads alone around the fixed post rate');
   const rw = by.readwrite.figures;
   t.ok(rw.reads_alone_cpu_us > 0 && rw.posts_alone_cpu_us > 0, 'readwrite measured the server\'s CPU per read and per post alone');
   t.ok(rw.beside_cpu_over_parts > 0, 'readwrite compared the CPU of both loads at once with their parts alone');
