@@ -26,6 +26,27 @@ export function startPostLoad(url: string, rate: number, seconds: number, connec
   });
 }
 
+/** How long a post load started beside a measured load runs before it (its process's start included). */
+const BESIDE_LEAD_MS = 500;
+
+/**
+ * Runs `measure` (a load of `seconds`) with a post load beside it from a process of its own, which
+ * starts first and ends a second after, so that the whole measured run has posts beside it. A
+ * process of its own, because a load generator's thread that the measured load keeps busy would
+ * otherwise pay for the posts too.
+ */
+export async function besidePostLoad<T>(
+  url: string,
+  post: { rate: number; seconds: number; connections: number; keys: readonly string[] },
+  adopt: (proc: ReturnType<typeof spawn>) => void,
+  measure: () => Promise<T>,
+): Promise<{ measured: T; posts: LoadSummary }> {
+  const posts = startPostLoad(url, post.rate, post.seconds + 1, post.connections, post.keys, adopt);
+  await new Promise((resolve) => setTimeout(resolve, BESIDE_LEAD_MS));
+  const measured = await measure();
+  return { measured, posts: await posts };
+}
+
 if (require.main === module) {
   let input = '';
   process.stdin.on('data', (d: Buffer) => (input += d));

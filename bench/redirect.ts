@@ -12,7 +12,7 @@ import { call, linksOf, metricValue, metricsOf, waitUntil } from './http';
 import { REDIRECT_CONNECTIONS, REDIRECT_LINKS, failures, redirectLoad, type LoadOptions } from './load';
 import type { MemoryPeak } from './memory';
 import { median, medianBy } from './median';
-import { startPostLoad } from './post-load';
+import { besidePostLoad } from './post-load';
 import { seedAuthorsWithFollowers, seedLinks } from './seed';
 
 /** The memory goals of the redirect benchmark (peak resident and anonymous memory of the perch process). */
@@ -94,11 +94,12 @@ export async function runRedirect(ctx: BenchContext): Promise<ScenarioResult> {
   for (let r = 1; r <= rounds; r++) {
     const label = `redirect beside posts round ${r}/${rounds}`;
     const before = await ctx.load(`${label}, alone`, { ...perchLoad, duration: seconds }, '3xx');
-    // The post load starts first and ends last, so the whole redirect run has posts beside it.
-    const posts = startPostLoad(target.url, postRate, seconds + 1, POST_CONNECTIONS, authorKeys, (p) => ctx.adopt(p));
-    await new Promise((res) => setTimeout(res, 500));
-    const mixed = await ctx.load(`${label}, beside ${postRate.toLocaleString('en-US')} posts/s`, { ...perchLoad, duration: seconds }, '3xx');
-    const postResult = await posts;
+    const { measured: mixed, posts: postResult } = await besidePostLoad(
+      target.url,
+      { rate: postRate, seconds, connections: POST_CONNECTIONS, keys: authorKeys },
+      (p) => ctx.adopt(p),
+      () => ctx.load(`${label}, beside ${postRate.toLocaleString('en-US')} posts/s`, { ...perchLoad, duration: seconds }, '3xx'),
+    );
     const after = await ctx.load(`${label}, alone`, { ...perchLoad, duration: seconds }, '3xx');
     const ratio = mixed.rps / ((before.rps + after.rps) / 2);
     ctx.progress.line(`  ${label}: ${Math.round(postResult.rps)} posts/s (p99 ${postResult.p99_ms} ms), ratio ${ratio.toFixed(3)}`);

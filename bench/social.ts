@@ -26,13 +26,11 @@ import { median, medianBy, medianDefined } from './median';
 import { cpuPerRequestUs, sumCpu, withCpu } from './cpu';
 import { seedAuthorsWithFollowers, seedFollows, seedUsers } from './seed';
 import { timelineServer } from './timeline-server';
-import { startPostLoad } from './post-load';
+import { besidePostLoad } from './post-load';
 
 const POST_CONNECTIONS = 256;
 const READ_CONNECTIONS = 32;
 const FIXED_POST_RATE = 1000;
-/** How long the fixed-rate post load runs before the reads beside it start (its process's start included). */
-const FIXED_POSTS_LEAD_MS = 500;
 
 export async function runPosts(ctx: BenchContext): Promise<ScenarioResult> {
   const connections = ctx.connections(POST_CONNECTIONS);
@@ -186,12 +184,13 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
     const readsAfter = await cpu(() => ctx.load(`${label}, reads alone`, { ...reads, duration: seconds }));
     // The fixed rate's posts come from a process of their own, as the redirect scenario's do: the
     // reads alone keep their load generator's thread busy, so posts made on that thread would
-    // take their rate from the reads' generator rather than from the server. They start first
-    // and end last, so that the whole read run has them beside it.
-    const fixedPosts = startPostLoad(target.url, fixedRate, seconds + 1, POST_CONNECTIONS, authorKeys, (p) => ctx.adopt(p));
-    await new Promise((resolve) => setTimeout(resolve, FIXED_POSTS_LEAD_MS));
-    const readsBesideFixed = await ctx.load(`${label}, reads beside ${fixedRate.toLocaleString('en-US')} posts/s`, { ...reads, duration: seconds });
-    const postsFixed = await fixedPosts;
+    // take their rate from the reads' generator rather than from the server.
+    const { measured: readsBesideFixed, posts: postsFixed } = await besidePostLoad(
+      target.url,
+      { rate: fixedRate, seconds, connections: POST_CONNECTIONS, keys: authorKeys },
+      (p) => ctx.adopt(p),
+      () => ctx.load(`${label}, reads beside ${fixedRate.toLocaleString('en-US')} posts/s`, { ...reads, duration: seconds }),
+    );
     const readsAfterFixed = await ctx.load(`${label}, reads alone`, { ...reads, duration: seconds });
     const readsAlone = (readsBefore.result.rps + readsAfter.result.rps) / 2;
     const postsAlone = (postsBefore.result.rps + postsAfter.result.rps) / 2;
