@@ -1,18 +1,43 @@
 // A post load in a process of its own, so that it does not share a thread with the load it runs
-// beside (the redirect scenario's redirects beside posts). The API keys come on stdin as a JSON
-// array; the summary goes to stdout as one JSON line.
+// beside (the redirect scenario's redirects beside posts). At a fixed rate the posts are sent
+// evenly (paced-load.ts); at 0, as fast as they go, by autocannon. The API keys come on stdin as a
+// JSON array; the summary goes to stdout as one JSON line.
 //   node dist/bench/post-load.js <url> <posts-per-second, 0: as fast as it goes> <seconds> <connections>
 import { spawn } from 'node:child_process';
-import { autocannon, postLoad, summarize, type LoadSummary } from './load';
+import { POST_BODY, autocannon, postLoad, summarize, type LoadSummary } from './load';
+import { pacedLoad } from './paced-load';
 
 async function runPostLoad(url: string, rate: number, seconds: number, connections: number, keys: string[]): Promise<void> {
-  // Rate samples every 250 ms for a short run: a run ends at its first sample after the duration.
-  const r = await autocannon({ ...postLoad(url, keys), duration: seconds, sampleInt: seconds < 2 ? 250 : 1000, connections, ...(rate > 0 ? { overallRate: rate } : {}) });
-  process.stdout.write(JSON.stringify(summarize(r)) + '\n');
+  let summary: LoadSummary;
+  if (rate > 0) {
+    summary = await pacedLoad({
+      url,
+      rate,
+      seconds,
+      connections,
+      request: (i) => ({
+        method: 'POST',
+        path: '/api/posts',
+        headers: { 'content-type': 'application/json', ...(keys.length > 0 ? { authorization: `Bearer ${keys[i % keys.length]}` } : {}) },
+        body: POST_BODY,
+      }),
+    });
+  } else {
+    // Rate samples every 250 ms for a short run: a run ends at its first sample after the duration.
+    summary = summarize(await autocannon({ ...postLoad(url, keys), duration: seconds, sampleInt: seconds < 2 ? 250 : 1000, connections }));
+  }
+  const cpu = process.cpuUsage();
+  const out: PostLoadSummary = { ...summary, generator_cpu_s: Math.round((cpu.user + cpu.system) / 1e3) / 1e3 };
+  process.stdout.write(JSON.stringify(out) + '\n');
+}
+
+/** A post load's summary, with the CPU time its process took (start included), in seconds. */
+export interface PostLoadSummary extends LoadSummary {
+  generator_cpu_s: number;
 }
 
 /** Starts a post load in a child process; resolves with its summary when it ends. */
-export function startPostLoad(url: string, rate: number, seconds: number, connections: number, keys: readonly string[], adopt: (proc: ReturnType<typeof spawn>) => void): Promise<LoadSummary> {
+export function startPostLoad(url: string, rate: number, seconds: number, connections: number, keys: readonly string[], adopt: (proc: ReturnType<typeof spawn>) => void): Promise<PostLoadSummary> {
   const proc = spawn(process.execPath, [__filename, url, String(rate), String(seconds), String(connections)], { stdio: ['pipe', 'pipe', 'inherit'] });
   adopt(proc);
   proc.stdin!.end(JSON.stringify(keys));
@@ -21,7 +46,7 @@ export function startPostLoad(url: string, rate: number, seconds: number, connec
   return new Promise((resolve, reject) => {
     proc.once('exit', (code) => {
       if (code !== 0) return reject(new Error(`the post load exited with ${code}`));
-      resolve(JSON.parse(out.trim().split('\n').pop()!) as LoadSummary);
+      resolve(JSON.parse(out.trim().split('\n').pop()!) as PostLoadSummary);
     });
   });
 }
@@ -40,7 +65,7 @@ export async function besidePostLoad<T>(
   post: { rate: number; seconds: number; connections: number; keys: readonly string[] },
   adopt: (proc: ReturnType<typeof spawn>) => void,
   measure: () => Promise<T>,
-): Promise<{ measured: T; posts: LoadSummary }> {
+): Promise<{ measured: T; posts: PostLoadSummary }> {
   const posts = startPostLoad(url, post.rate, post.seconds + 1, post.connections, post.keys, adopt);
   await new Promise((resolve) => setTimeout(resolve, BESIDE_LEAD_MS));
   const measured = await measure();

@@ -7,7 +7,7 @@
 //             the same size;
 //   readwrite home timeline reads and posts created as fast as they go (256 connections, by the
 //             authors the readers follow), each against itself alone on the same server: the sum
-//             of the two fractions ("combined"); and reads beside 1,000 posts/s;
+//             of the two fractions ("combined"); and reads beside 1,000 posts/s sent evenly;
 //   fanout    one post to 10,000 followers: time from the 201 until the last timeline has it.
 // Post creation runs at 256 connections unless told otherwise: a group commit is made for
 // concurrency, and 256 is where the minimal group commit reaches the 0.7–0.86 of the bare
@@ -26,7 +26,7 @@ import { median, medianBy, medianDefined } from './median';
 import { cpuPerRequestUs, sumCpu, withCpu } from './cpu';
 import { seedAuthorsWithFollowers, seedFollows, seedUsers } from './seed';
 import { timelineServer } from './timeline-server';
-import { besidePostLoad } from './post-load';
+import { besidePostLoad, type PostLoadSummary } from './post-load';
 
 const POST_CONNECTIONS = 256;
 const READ_CONNECTIONS = 32;
@@ -155,7 +155,7 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
     readsBeside: LoadSummary;
     postsBeside: LoadSummary;
     readsBesideFixed: LoadSummary;
-    postsFixed: LoadSummary;
+    postsFixed: PostLoadSummary;
     /** The reads alone after the fixed post rate; the fixed rate's baseline is it and readsAlone[1]. */
     readsAfterFixed: LoadSummary;
     fixedBaseline: number;
@@ -184,7 +184,8 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
     const readsAfter = await cpu(() => ctx.load(`${label}, reads alone`, { ...reads, duration: seconds }));
     // The fixed rate's posts come from a process of their own, as the redirect scenario's do: the
     // reads alone keep their load generator's thread busy, so posts made on that thread would
-    // take their rate from the reads' generator rather than from the server.
+    // take their rate from the reads' generator rather than from the server. They are sent
+    // evenly, one every millisecond, as posts from many people arrive (post-load.ts).
     const { measured: readsBesideFixed, posts: postsFixed } = await besidePostLoad(
       target.url,
       { rate: fixedRate, seconds, connections: POST_CONNECTIONS, keys: authorKeys },
@@ -282,6 +283,10 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
       ...medianDefined('beside_cpu_over_parts', all.map((r) => (r.besideCpuOverParts === undefined ? undefined : round3(r.besideCpuOverParts)))),
       reads_beside_fixed_posts_rps: Math.round(fixedMid.readsBesideFixed.rps),
       fixed_posts_rps: Math.round(fixedMid.postsFixed.rps),
+      fixed_posts_p50_ms: fixedMid.postsFixed.p50_ms,
+      fixed_posts_p99_ms: fixedMid.postsFixed.p99_ms,
+      // The post process's own CPU, its start included: what the machine gave the generator.
+      fixed_post_generator_cpu_s: fixedMid.postsFixed.generator_cpu_s,
       failed,
       memory: peak,
     },
