@@ -20,7 +20,7 @@ export interface Scenario {
 export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'redirect',
-    about: 'GET /{code} over 10,000 links vs a bare uWS 302; then beside 2,000 posts/s vs alone; every 302 a recorded click',
+    about: 'GET /{code} over 10,000 links vs a bare uWS 302; then beside 2,000 posts/s sent evenly vs alone; every 302 a recorded click',
     goal: 'ratio ≥ 0.85; peak RSS ≤ 160 MiB, anonymous ≤ 128 MiB',
     run: runRedirect,
   },
@@ -29,7 +29,7 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: 'timeline', about: 'GET /api/timeline (50 items) vs a bare uWS constant body of the same size', goal: 'ratio ≥ 0.4', run: runTimeline },
   {
     name: 'readwrite',
-    about: 'timeline reads and posts at once vs each alone (combined fraction); reads beside 1,000 posts/s vs alone',
+    about: 'timeline reads and posts at once vs each alone (combined fraction); reads beside 1,000 posts/s sent evenly vs alone',
     goal: 'combined ≥ 0.9; reads beside 1,000 posts/s ≥ 0.8',
     run: runReadWrite,
   },
