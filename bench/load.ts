@@ -98,12 +98,17 @@ export function postLoad(url: string, keys: readonly string[] = []): LoadOptions
   return keyedLoad({ url: url + '/api/posts', method: 'POST', headers: { 'content-type': 'application/json' }, body: POST_BODY }, keys);
 }
 
+/** The header that presents an API key. */
+export function bearer(key: string): { authorization: string } {
+  return { authorization: `Bearer ${key}` };
+}
+
 /** `opts` with the load's connections taking the API `keys` in turn (one each, as they connect). */
 export function keyedLoad(opts: LoadOptions, keys: readonly string[]): LoadOptions {
   if (keys.length === 0) return opts;
   const headers = opts.headers ?? {};
   let i = 0;
-  return { ...opts, setupClient: (client) => client.setHeaders({ ...headers, authorization: `Bearer ${keys[i++ % keys.length]}` }) };
+  return { ...opts, setupClient: (client) => client.setHeaders({ ...headers, ...bearer(keys[i++ % keys.length]) }) };
 }
 
 /** Links the redirect loads cycle through, and their connections. */

@@ -1,5 +1,5 @@
 // The one definition of "median" the benchmarks report: the middle element once sorted (for an
-// even count, the upper of the two middle ones).
+// even count, the upper of the two middle ones); and of a percentile of latencies.
 
 /** The element of `items` whose `key` is the median. */
 export function medianBy<T>(items: T[], key: (item: T) => number): T {
@@ -14,4 +14,13 @@ export function median(xs: number[]): number {
 export function medianDefined(name: string, values: Array<number | undefined>): Record<string, number> {
   const measured = values.filter((v): v is number => v !== undefined);
   return measured.length > 0 ? { [name]: median(measured) } : {};
+}
+
+/**
+ * The value at fraction `p` (0.99: the 99th percentile) of ascending `sorted`, by nearest rank:
+ * the smallest value that at least that fraction of them do not exceed. NaN when there are none.
+ */
+export function percentile(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)];
 }

@@ -9,6 +9,7 @@ import WebSocket from 'ws';
 import { openSqlite, type Sqlite } from '../src/store/sqlite';
 import { migrateAll } from '../src/capabilities';
 import { fmtInt, round1, round3, type BenchContext, type Row, type ScenarioResult } from './context';
+import { percentile } from './median';
 import { metricValue, metricsOf, waitUntil } from './http';
 import { auditMixed, type Sockets } from './mixed-audit';
 import { KINDS, MIX, MixedTraffic, notificationKey, type Ledger, type TrafficResult, type World } from './mixed-traffic';
@@ -117,11 +118,6 @@ async function openSockets(url: string, holders: World['users']): Promise<{ sock
       for (const ws of all) ws.terminate();
     },
   };
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)];
 }
 
 function kindFigures(result: TrafficResult): Record<string, unknown> {

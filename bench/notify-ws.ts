@@ -17,6 +17,7 @@ import { openSqlite } from '../src/store/sqlite';
 import { migrateAll } from '../src/capabilities';
 import { residentOf } from '../src/server/thread-memory';
 import { atMost, type BenchContext, type ScenarioResult } from './context';
+import { percentile } from './median';
 import { metricValue, metricsOf } from './http';
 import { seedOnePostEach, seedUsers, type Seeded } from './seed';
 
@@ -27,11 +28,6 @@ const OPENING = 200;
 
 function rssBytes(pid: number | undefined): number {
   return pid === undefined ? NaN : (residentOf(pid)?.total ?? NaN);
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 const round = (x: number, digits = 1) => Number(x.toFixed(digits));
@@ -180,8 +176,8 @@ export async function runNotifyWs(ctx: BenchContext): Promise<ScenarioResult> {
     const stormSeconds = measured.seconds;
     agent.destroy();
     const peak = memory?.stop();
-    const p50 = percentile(latencies, 50);
-    const p99 = percentile(latencies, 99);
+    const p50 = percentile(latencies, 0.5);
+    const p99 = percentile(latencies, 0.99);
     const bytesPerSocket = Math.round((rssAfter - rssBefore) / (clients.length + heldOpen));
     return {
       rows: [
@@ -207,8 +203,8 @@ export async function runNotifyWs(ctx: BenchContext): Promise<ScenarioResult> {
         rss_after_mb: round(rssAfter / 2 ** 20),
         bytes_per_socket: bytesPerSocket,
         warmup_likes: warmCount,
-        warmup_p50_ms: round(percentile(warm.latencies, 50)),
-        warmup_p99_ms: round(percentile(warm.latencies, 99)),
+        warmup_p50_ms: round(percentile(warm.latencies, 0.5)),
+        warmup_p99_ms: round(percentile(warm.latencies, 0.99)),
         likes: likes.length - warmCount,
         likes_failed: failed,
         storm_seconds: round(stormSeconds, 2),

@@ -10,6 +10,7 @@
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { LoadSummary } from './load';
+import { percentile } from './median';
 
 export interface PacedRequest {
   method: string;
@@ -82,12 +83,6 @@ export class ResponseFramer {
   }
 }
 
-/** The value at quantile `q` of sorted `values` (0 when there are none). */
-function quantile(sorted: Float64Array, q: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-}
-
 /**
  * Sends `rate` requests a second for `seconds`, each on the connection that has been idle longest;
  * a request due while every connection waits for an answer goes out on the first to be free, and
@@ -133,9 +128,9 @@ export function pacedLoad(opts: PacedOptions): Promise<LoadSummary> {
       const sorted = latencies.subarray(0, answered).sort();
       resolve({
         rps: answered / seconds,
-        p50_ms: Math.round(quantile(sorted, 0.5) * 100) / 100,
-        p99_ms: Math.round(quantile(sorted, 0.99) * 100) / 100,
-        max_ms: Math.round(quantile(sorted, 1) * 100) / 100,
+        p50_ms: Math.round(percentile(sorted, 0.5) * 100) / 100,
+        p99_ms: Math.round(percentile(sorted, 0.99) * 100) / 100,
+        max_ms: Math.round(percentile(sorted, 1) * 100) / 100,
         requests: answered,
         status_2xx: byClass[2],
         status_3xx: byClass[3],
@@ -155,8 +150,10 @@ export function pacedLoad(opts: PacedOptions): Promise<LoadSummary> {
       sent++;
       c.socket.write(c.bytes);
     };
+    /** Requests due by `now`, the run's last included. */
+    const dueCount = (now: number) => Math.min(total, dueBy(now - start, opts.rate));
     const sendDue = () => {
-      const due = Math.min(total, dueBy(performance.now() - start, opts.rate));
+      const due = dueCount(performance.now());
       while (sent < due && free.length > 0) send(free.shift()!);
       if (sent === total) {
         clearInterval(timer);
@@ -197,7 +194,7 @@ export function pacedLoad(opts: PacedOptions): Promise<LoadSummary> {
           byClass[Math.floor(status / 100)]++;
           c.dueAt = -1;
           // Straight on with a request already due, else back to the free connections.
-          if (sent < Math.min(total, dueBy(now - start, opts.rate))) send(c);
+          if (sent < dueCount(now)) send(c);
           else free.push(c);
         }
         maybeDone();

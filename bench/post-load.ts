@@ -4,22 +4,24 @@
 // JSON array; the summary goes to stdout as one JSON line.
 //   node dist/bench/post-load.js <url> <posts-per-second, 0: as fast as it goes> <seconds> <connections>
 import { spawn } from 'node:child_process';
-import { POST_BODY, autocannon, postLoad, summarize, type LoadSummary } from './load';
+import { autocannon, bearer, postLoad, summarize, type LoadSummary } from './load';
 import { pacedLoad } from './paced-load';
 
 async function runPostLoad(url: string, rate: number, seconds: number, connections: number, keys: string[]): Promise<void> {
   let summary: LoadSummary;
   if (rate > 0) {
+    // The same request as autocannon's post load sends, each connection with its key in turn.
+    const post = postLoad(url);
     summary = await pacedLoad({
       url,
       rate,
       seconds,
       connections,
       request: (i) => ({
-        method: 'POST',
-        path: '/api/posts',
-        headers: { 'content-type': 'application/json', ...(keys.length > 0 ? { authorization: `Bearer ${keys[i % keys.length]}` } : {}) },
-        body: POST_BODY,
+        method: post.method!,
+        path: new URL(post.url).pathname,
+        headers: { ...post.headers, ...(keys.length > 0 ? bearer(keys[i % keys.length]) : {}) },
+        body: post.body,
       }),
     });
   } else {
