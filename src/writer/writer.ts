@@ -1,7 +1,8 @@
 // The writer: the one place where the server's request path writes SQLite. It gathers what its
 // clients sent, commits it as one group (group-commit.ts) and answers each client once a sync of
 // the write-ahead log has covered that commit (wal-sync.ts). Syncs run beside the thread's other
-// work: writes that arrive during a sync are committed as one group when it ends.
+// work: writes that arrive during a sync are committed as one group when it ends. While many
+// writes are in flight, a small group waits a few milliseconds for more (gather.ts).
 //
 // The writer knows no capability. Capabilities give it named operations (operations.ts), jobs of
 // its own (WriterJob: an operation it queues itself some time after others committed, such as the
@@ -19,6 +20,7 @@ import { HttpError, diskFull, isDiskFull, unavailable } from '../http/errors';
 import { WalSync } from './wal-sync';
 import { writeExecutor, type WriteSet } from './operations';
 import { GroupCommit } from './group-commit';
+import { Gathering, type GatherPolicy } from './gather';
 import { WriterClient } from './client';
 import { toWire, type Outcome, type WriteReply, type WriteRequest } from './protocol';
 
@@ -67,6 +69,8 @@ export interface WriterOptions {
   onSyncFailure(): void;
   /** Called after a sync that made a signal's change durable, before the writes are answered. */
   raise?(signal: string): void;
+  /** When a small group waits for more writes (gather.ts); the default outside tests. */
+  gather?: GatherPolicy;
 }
 
 /** How soon a group tries again when another connection holds SQLite's write lock. */
@@ -96,6 +100,14 @@ export class Writer {
   /** Set by a failed sync: every later write is refused, none committed. */
   private failed = false;
   private readonly ports: MessagePort[] = [];
+  private readonly gathering: Gathering;
+  /** Requested writes received and not yet answered (queued, or committed and waiting for a sync). */
+  private inFlight = 0;
+  /** Requested writes in `ops`, and when the first of them arrived (performance.now()). */
+  private requestedQueued = 0;
+  private firstQueuedAt = 0;
+  /** The commit of a group that waits for more writes (gather.ts). */
+  private gatherTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: WriterOptions) {
     this.db = openSqlite(opts.dataDir);
@@ -107,6 +119,7 @@ export class Writer {
     this.db.pragma('busy_timeout = 0');
     this.wal = new WalSync(walPath(opts.dataDir));
     this.group = new GroupCommit(this.db, writeExecutor(this.db, opts.setup.writes));
+    this.gathering = new Gathering(opts.gather);
     this.jobs = (opts.setup.jobs ?? []).flatMap((bind) => bind(this.db)).map((job) => ({ job, waiting: 0, timer: null }));
     for (const state of this.jobs) {
       for (const op of state.job.after) {
@@ -149,6 +162,7 @@ export class Writer {
   async stop(): Promise<void> {
     this.stopping = true;
     for (const state of this.jobs) if (state.timer) clearTimeout(state.timer);
+    this.closeGather();
     await this.flushAll();
     if (!this.failed) {
       let queued = false;
@@ -187,6 +201,17 @@ export class Writer {
   private queue(op: string, args: unknown, sender: [Deliver, number] | null): void {
     this.ops.push([op, args]);
     this.from.push(sender);
+    if (sender) {
+      const now = performance.now();
+      this.inFlight++;
+      if (this.requestedQueued++ === 0) this.firstQueuedAt = now;
+      this.gathering.arrived(now, this.inFlight);
+      // A waiting group that is now complete commits in this turn, with what else it brings.
+      if (this.gatherTimer && this.gathering.waitMs(now, this.requestedQueued, this.firstQueuedAt) === 0) {
+        this.closeGather();
+        setImmediate(this.flush);
+      }
+    }
     if (!this.scheduled) {
       this.scheduled = true;
       // After every message already delivered in this turn, from every thread, has been queued.
@@ -212,7 +237,26 @@ export class Writer {
     }
   }
 
+  /** Drops the timer of a waiting group (its commit is scheduled otherwise, or not needed). */
+  private closeGather(): void {
+    if (!this.gatherTimer) return;
+    clearTimeout(this.gatherTimer);
+    this.gatherTimer = null;
+  }
+
   private readonly flush = (): void => {
+    if (!this.stopping && !this.failed && this.requestedQueued > 0) {
+      const wait = this.gathering.waitMs(performance.now(), this.requestedQueued, this.firstQueuedAt);
+      if (wait > 0) {
+        this.scheduled = true;
+        this.gatherTimer ??= setTimeout(() => {
+          this.gatherTimer = null;
+          this.flush();
+        }, wait);
+        return;
+      }
+    }
+    this.closeGather();
     if (this.wal.busy && !this.failed) {
       // Committed now, this group would only wait for the next sync: committed when the running
       // sync ends, it joins what comes meanwhile, in fewer and larger transactions (each rewrites
@@ -225,8 +269,11 @@ export class Writer {
     if (this.ops.length === 0) return;
     const batch = this.ops;
     const senders = this.from;
+    const requested = this.requestedQueued;
+    const firstAt = this.firstQueuedAt;
     this.ops = [];
     this.from = [];
+    this.requestedQueued = 0;
     let out: Outcome[];
     if (this.failed) {
       // After a failed sync nothing more is committed: every write is refused, and answered
@@ -240,6 +287,8 @@ export class Writer {
         // Nothing ran: put the group back in front of what came since, and try again shortly.
         this.ops = batch.concat(this.ops);
         this.from = senders.concat(this.from);
+        this.requestedQueued = requested;
+        this.firstQueuedAt = firstAt;
         this.busyRetry ??= setTimeout(() => {
           this.busyRetry = null;
           this.flush();
@@ -247,7 +296,6 @@ export class Writer {
         return;
       }
       // The metrics count what was asked for: groups with requested writes, and those writes.
-      const requested = senders.reduce((n, s) => (s ? n + 1 : n), 0);
       if (requested > 0) {
         this.opts.stats[0]++;
         this.opts.stats[1] += requested;
@@ -278,6 +326,7 @@ export class Writer {
     let raised: string[] | null = null;
     if (!this.failed) for (const s of this.signals) if (s.moved()) (raised ??= []).push(s.name);
     this.wal.afterCommit((err) => {
+      this.inFlight -= requested;
       if (!err) {
         // Raised before the answers: a client that got its answer and reads next finds the
         // signal moved (the timeline reader relies on it for one's own new post).

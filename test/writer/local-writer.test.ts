@@ -176,3 +176,52 @@ t.test('a write that finds the disk full answers 503 with Retry-After; the other
   t.equal(stats[2], 2);
   t.match(await client.run('createPost', post('7502')), { id: '7502' }, 'writes go on when there is room');
 });
+
+/** A gathering policy whose window is longer than any test: a group that waits for it never commits. */
+const NEVER_ENDING_WINDOW = { windowMs: 600_000, target: 4, minInFlight: 3, memoryMs: 600_000 };
+
+t.test('a client that writes one at a time is never held back to gather', async (t) => {
+  const { dir, db } = freshStore(t);
+  const stats = new Float64Array(3);
+  const writer = new Writer({ dataDir: dir, setup: writerSetup(), stats, onSyncFailure: () => {}, gather: NEVER_ENDING_WINDOW });
+  t.teardown(() => writer.stop());
+  const client = writer.localClient();
+  // Each awaited before the next: had one waited for the window, the test would time out.
+  for (let i = 0; i < 20; i++) await client.run('createPost', post(String(7600 + i)));
+  t.equal(count(db, 'SELECT COUNT(*) FROM posts WHERE id BETWEEN 7600 AND 7619'), 20);
+  t.same([...stats], [20, 20, 0], 'each committed alone, at once');
+});
+
+t.test('after several writes were in flight at once, writes that come one by one are committed as one group', async (t) => {
+  const { dir, db } = freshStore(t);
+  const stats = new Float64Array(3);
+  const writer = new Writer({ dataDir: dir, setup: writerSetup(), stats, onSyncFailure: () => {}, gather: NEVER_ENDING_WINDOW });
+  t.teardown(() => writer.stop());
+  const client = writer.localClient();
+  await Promise.all([client.run('createPost', post('7701')), client.run('createPost', post('7702')), client.run('createPost', post('7703'))]);
+  t.same([...stats], [1, 3, 0], 'three in flight at once, in one group that commits at once');
+  // Now three writes in three turns: the first waits for the others, and the third completes the
+  // group (as many as were in flight lately).
+  const later: Array<Promise<unknown>> = [];
+  for (let i = 4; i <= 6; i++) {
+    later.push(client.run('createPost', post(String(7700 + i))));
+    await new Promise((resolve) => setImmediate(resolve));
+    if (i < 6) t.equal(count(db, 'SELECT COUNT(*) FROM posts WHERE id > 7703'), 0, `nothing committed after ${i - 3} of them`);
+  }
+  await Promise.all(later);
+  t.equal(count(db, 'SELECT COUNT(*) FROM posts WHERE id BETWEEN 7701 AND 7706'), 6);
+  t.same([...stats], [2, 6, 0], 'the three of them in one group');
+});
+
+t.test('stop commits a group that waits for more writes, without waiting out its window', async (t) => {
+  const { dir, db } = freshStore(t);
+  const writer = new Writer({ dataDir: dir, setup: writerSetup(), stats: new Float64Array(3), onSyncFailure: () => {}, gather: NEVER_ENDING_WINDOW });
+  const client = writer.localClient();
+  await Promise.all(['7801', '7802', '7803'].map((id) => client.run('createPost', post(id))));
+  const waiting = client.run('createPost', post('7804'));
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(count(db, 'SELECT COUNT(*) FROM posts WHERE id = 7804'), 0, 'it waits for more');
+  await writer.stop();
+  t.match(await waiting, { id: '7804' });
+  t.equal(count(db, 'SELECT COUNT(*) FROM posts WHERE id = 7804'), 1);
+});
