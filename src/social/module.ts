@@ -20,15 +20,15 @@ import { SOCIAL_TASKS } from './tasks';
  * How long after a task's start the next may start, while events keep coming. A task's cost is
  * mostly one rewrite per home timeline it touches, whatever the number of new ids it adds there, so
  * a task that gathers more posts makes each post cheaper. Under a light load tasks are small and
- * start at most every 25 ms; once a task has fanned out `HEAVY_TASK_POSTS` or more, the next waits
- * 100 ms from its start. Posts, not events: a load of likes touches no timeline, and gains nothing
- * from waiting. The longer lag costs readers nothing, since they merge the posts not fanned out yet
+ * start at most every 25 ms; once a task has fanned out `STREAM_TASK_POSTS` or more (posts keep
+ * coming, several hundred a second), the next waits 100 ms from its start. Posts, not events: a load
+ * of likes touches no timeline, and gains nothing from waiting. The longer lag costs readers nothing, since they merge the posts not fanned out yet
  * (timeline.ts). A post made while the fan-out is idle, or after a small task, is dispatched as
  * soon as the writer reports it durable and the short gap allows.
  */
 const LIGHT_GAP_MS = 25;
-const HEAVY_GAP_MS = 100;
-const HEAVY_TASK_POSTS = 500;
+const STREAM_GAP_MS = 100;
+const STREAM_TASK_POSTS = 16;
 
 export const fanoutConsumer: OutboxConsumer<FanoutResult> = {
   name: FANOUT_CONSUMER,
@@ -40,7 +40,7 @@ export const fanoutConsumer: OutboxConsumer<FanoutResult> = {
   // Woken by the writer when new events are durable, at most once a period; posts that arrive
   // within the gap go out when it ends.
   everyMs: 10,
-  gapMs: (last) => ((last?.posts ?? 0) >= HEAVY_TASK_POSTS ? HEAVY_GAP_MS : LIGHT_GAP_MS),
+  gapMs: (last) => ((last?.posts ?? 0) >= STREAM_TASK_POSTS ? STREAM_GAP_MS : LIGHT_GAP_MS),
   lagMetric: 'perch_fanout_lag',
 };
 

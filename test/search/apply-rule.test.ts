@@ -53,3 +53,14 @@ t.test('the apply job wakes when the indexer had writes accepted, and otherwise 
   t.equal(apply.everyMs, 50, 'at most once every 50 ms');
   t.equal(apply.tickMs, 1000, 'and looks once a second besides, not every period');
 });
+
+t.test('while posts keep coming, an indexing task waits at least 250 ms after the last one; a backlog does not', async (t) => {
+  const gap = INDEX_CONSUMERS[0].gapMs!;
+  const task = (over: Partial<IndexResult>): IndexResult => ({ upTo: 100, writes: 16, bulks: 1, rejected: false, waitMs: 0, elapsedMs: 4, ...over });
+  t.equal(gap(undefined), 0, 'the first task starts at once');
+  t.equal(gap(task({})), 250, 'a whole range with a stream of posts in it');
+  t.equal(gap(task({ writes: 15 })), 4, 'a few posts: only the task\'s own time');
+  t.equal(gap(task({ waitMs: 40 })), 44, 'stopped by the budget: its wait');
+  t.equal(gap(task({ rejected: true, waitMs: 500 })), 504, 'rejected: the back-off');
+  t.equal(gap(task({ elapsedMs: 300 })), 300, 'a task longer than the gap');
+});
