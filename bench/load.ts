@@ -44,8 +44,17 @@ export interface LoadRun extends PromiseLike<LoadResult> {
   on(event: 'tick', listener: (tick: { counter: number }) => void): this;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-export const autocannon = require('autocannon') as (opts: LoadOptions) => LoadRun;
+let loaded: ((opts: LoadOptions) => LoadRun) | undefined;
+
+/**
+ * autocannon, loaded on its first run: a process that only paces posts (post-load.ts) never
+ * needs it, and loading it costs a fresh process more CPU than its first seconds of posts.
+ */
+export function autocannon(opts: LoadOptions): LoadRun {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  loaded ??= require('autocannon') as (opts: LoadOptions) => LoadRun;
+  return loaded(opts);
+}
 
 /** What a run is summarised into: the rate and latencies, and its answers by class. */
 export interface LoadSummary {

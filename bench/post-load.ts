@@ -53,13 +53,18 @@ export function startPostLoad(url: string, rate: number, seconds: number, connec
   });
 }
 
-/** How long a post load started beside a measured load runs before it (its process's start included). */
-const BESIDE_LEAD_MS = 500;
+/**
+ * How long a post load started beside a measured load runs before it, its process's start
+ * included: long enough that the measured load starts beside posts that come steadily, from a
+ * generator whose code V8 has compiled for the way it runs (in its first second it costs the
+ * machine several times as much a post).
+ */
+const BESIDE_LEAD_MS = 1000;
 
 /**
  * Runs `measure` (a load of `seconds`) with a post load beside it from a process of its own, which
- * starts first and ends a second after, so that the whole measured run has posts beside it. A
- * process of its own, because a load generator's thread that the measured load keeps busy would
+ * starts first and ends about a second after, so that the whole measured run has posts beside it.
+ * A process of its own, because a load generator's thread that the measured load keeps busy would
  * otherwise pay for the posts too.
  */
 export async function besidePostLoad<T>(
@@ -68,7 +73,7 @@ export async function besidePostLoad<T>(
   adopt: (proc: ReturnType<typeof spawn>) => void,
   measure: () => Promise<T>,
 ): Promise<{ measured: T; posts: PostLoadSummary }> {
-  const posts = startPostLoad(url, post.rate, post.seconds + 1, post.connections, post.keys, adopt);
+  const posts = startPostLoad(url, post.rate, post.seconds + Math.ceil(BESIDE_LEAD_MS / 1000) + 1, post.connections, post.keys, adopt);
   await new Promise((resolve) => setTimeout(resolve, BESIDE_LEAD_MS));
   const measured = await measure();
   return { measured, posts: await posts };
