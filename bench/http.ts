@@ -40,6 +40,43 @@ export async function metricsOf(base: string): Promise<string> {
   return (await call(base, 'GET', '/metrics')).text;
 }
 
+/**
+ * The server's queues as its /metrics shows them: every outbox consumer's lag in events (whatever
+ * it is called), the click queue, the search engine's write queue and the query-counting stream.
+ */
+export function queueGauges(metrics: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of metrics.split('\n')) {
+    if (line.startsWith('#')) continue;
+    const m = /^(perch_[a-z0-9_]+)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (!m) continue;
+    const [, name, labels, value] = m;
+    if (name === 'perch_click_queue_depth' || name === 'perch_search_queue_depth' || name === 'perch_search_query_stream_entries' || name.endsWith('_lag_events')) {
+      out[name + (labels ?? '')] = Number(value);
+    }
+  }
+  return out;
+}
+
+/**
+ * Waits until every queue of the server reads zero in two readings in a row (a reading can fall
+ * between a thread's last answer and the un-awaited write that queues its work), reading every
+ * `everyMs`, for at most `limitMs`; `reading` sees each reading. Answers whether they drained.
+ */
+export function queuesDrained(base: string, limitMs: number, reading?: (gauges: Record<string, number>) => void, everyMs = 250): Promise<boolean> {
+  let zeroReadings = 0;
+  return waitUntil(
+    async () => {
+      const gauges = queueGauges(await metricsOf(base));
+      reading?.(gauges);
+      zeroReadings = Object.values(gauges).every((v) => v === 0) ? zeroReadings + 1 : 0;
+      return zeroReadings >= 2;
+    },
+    limitMs,
+    everyMs,
+  );
+}
+
 /** Waits until `check` holds, polling every `everyMs`; false when `timeoutMs` passed first. */
 export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<boolean> {
   const end = Date.now() + timeoutMs;

@@ -12,26 +12,11 @@
 //   - every request got the answer it should have.
 import { openSqlite } from '../src/store/sqlite';
 import type { AuditCheck, BenchContext, PerchTarget } from './context';
-import { call, metricValue, metricsOf, waitUntil } from './http';
+import { call, metricValue, metricsOf, queuesDrained, waitUntil } from './http';
 import { KINDS, MixedTraffic, notificationKey, type Ledger, type TrafficResult } from './mixed-traffic';
 
 export const DRAIN_LIMIT_SECONDS = 30;
 const CONCURRENT_CHECKS = 16;
-
-/** The queues that must drain: their gauges in /metrics (every consumer's lag included, whatever it is called). */
-function queueGauges(metrics: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const line of metrics.split('\n')) {
-    if (line.startsWith('#')) continue;
-    const m = /^(perch_[a-z0-9_]+)(\{[^}]*\})? (\S+)$/.exec(line);
-    if (!m) continue;
-    const [, name, labels, value] = m;
-    if (name === 'perch_click_queue_depth' || name === 'perch_search_queue_depth' || name === 'perch_search_query_stream_entries' || name.endsWith('_lag_events')) {
-      out[name + (labels ?? '')] = Number(value);
-    }
-  }
-  return out;
-}
 
 /** Runs `check` over `items`, `CONCURRENT_CHECKS` at a time. */
 async function eachBounded<T>(items: T[], check: (item: T) => Promise<void>): Promise<void> {
@@ -57,20 +42,11 @@ export async function auditMixed(ctx: BenchContext, target: PerchTarget, traffic
   // 1. Queues drain.
   let first: Record<string, number> | undefined;
   let last: Record<string, number> = {};
-  // Zero in two readings in a row: a reading can fall between a thread's last answer and the
-  // un-awaited write that queues its work.
-  let zeroReadings = 0;
   const drained = await ctx.progress.step('queues drained', () =>
-    waitUntil(
-      async () => {
-        last = queueGauges(await metricsOf(target.url));
-        first ??= last;
-        zeroReadings = Object.values(last).every((v) => v === 0) ? zeroReadings + 1 : 0;
-        return zeroReadings >= 2;
-      },
-      Math.max(0, DRAIN_LIMIT_SECONDS * 1000 - (performance.now() - trafficEnded)),
-      250,
-    ),
+    queuesDrained(target.url, Math.max(0, DRAIN_LIMIT_SECONDS * 1000 - (performance.now() - trafficEnded)), (gauges) => {
+      last = gauges;
+      first ??= gauges;
+    }),
   );
   const drainSeconds = (performance.now() - trafficEnded) / 1000;
   const status = JSON.parse((await target.server!.cli(['status', '--json'])).stdout) as {
