@@ -180,12 +180,17 @@ t.test('a write that finds the disk full answers 503 with Retry-After; the other
 /** A gathering policy whose window is longer than any test: a group that waits for it never commits. */
 const NEVER_ENDING_WINDOW = { windowMs: 600_000, target: 4, minInFlight: 3, memoryMs: 600_000 };
 
-t.test('a client that writes one at a time is never held back to gather', async (t) => {
+/** A fresh store and a writer with NEVER_ENDING_WINDOW; `stopAfter`: stopped when the test ends (else the test stops it). */
+function gatheringWriter(t: Teardown, stopAfter = true) {
   const { dir, db } = freshStore(t);
   const stats = new Float64Array(3);
   const writer = new Writer({ dataDir: dir, setup: writerSetup(), stats, onSyncFailure: () => {}, gather: NEVER_ENDING_WINDOW });
-  t.teardown(() => writer.stop());
-  const client = writer.localClient();
+  if (stopAfter) t.teardown(() => writer.stop());
+  return { db, stats, writer, client: writer.localClient() };
+}
+
+t.test('a client that writes one at a time is never held back to gather', async (t) => {
+  const { db, stats, client } = gatheringWriter(t);
   // Each awaited before the next: had one waited for the window, the test would time out.
   for (let i = 0; i < 20; i++) await client.run('createPost', post(String(7600 + i)));
   t.equal(count(db, 'SELECT COUNT(*) FROM posts WHERE id BETWEEN 7600 AND 7619'), 20);
@@ -193,11 +198,7 @@ t.test('a client that writes one at a time is never held back to gather', async 
 });
 
 t.test('after several writes were in flight at once, writes that come one by one are committed as one group', async (t) => {
-  const { dir, db } = freshStore(t);
-  const stats = new Float64Array(3);
-  const writer = new Writer({ dataDir: dir, setup: writerSetup(), stats, onSyncFailure: () => {}, gather: NEVER_ENDING_WINDOW });
-  t.teardown(() => writer.stop());
-  const client = writer.localClient();
+  const { db, stats, client } = gatheringWriter(t);
   await Promise.all([client.run('createPost', post('7701')), client.run('createPost', post('7702')), client.run('createPost', post('7703'))]);
   t.same([...stats], [1, 3, 0], 'three in flight at once, in one group that commits at once');
   // Now three writes in three turns: the first waits for the others, and the third completes the
@@ -214,9 +215,7 @@ t.test('after several writes were in flight at once, writes that come one by one
 });
 
 t.test('stop commits a group that waits for more writes, without waiting out its window', async (t) => {
-  const { dir, db } = freshStore(t);
-  const writer = new Writer({ dataDir: dir, setup: writerSetup(), stats: new Float64Array(3), onSyncFailure: () => {}, gather: NEVER_ENDING_WINDOW });
-  const client = writer.localClient();
+  const { db, writer, client } = gatheringWriter(t, false);
   await Promise.all(['7801', '7802', '7803'].map((id) => client.run('createPost', post(id))));
   const waiting = client.run('createPost', post('7804'));
   await new Promise((resolve) => setImmediate(resolve));
