@@ -10,7 +10,9 @@
 // A client that writes one at a time, waiting for each answer, must never wait for others that
 // are not coming: it never has more than one write in flight, so the writer gathers only when
 // several were in flight at once lately, and a group closes as soon as it holds as many writes as
-// were in flight (clients that take turns) or `target` writes.
+// were in flight (clients that take turns) or `target` writes. Nor does it gather when writes come
+// so fast that `target` of them arrive during a sync: groups then form by themselves while the log
+// syncs, and a wait would only lengthen every write of a load that keeps the log busy.
 
 export interface GatherPolicy {
   /** The longest a write waits, from its arrival, for others to join its group. */
@@ -34,6 +36,9 @@ export class Gathering {
   /** The most in flight at once in the current span, and in the span before it. */
   private current = 0;
   private previous = 0;
+  /** Requested writes that arrived in the current span, and in the span before it. */
+  private arrivals = 0;
+  private previousArrivals = 0;
 
   constructor(private readonly policy: GatherPolicy = GATHER_POLICY) {}
 
@@ -42,11 +47,23 @@ export class Gathering {
     const since = now - this.spanStart;
     if (since >= this.policy.memoryMs) {
       // A span that ended just now is kept as the previous one; an older one is forgotten.
-      this.previous = since < 2 * this.policy.memoryMs ? this.current : 0;
+      const kept = since < 2 * this.policy.memoryMs;
+      this.previous = kept ? this.current : 0;
+      this.previousArrivals = kept ? this.arrivals : 0;
       this.current = 0;
+      this.arrivals = 0;
       this.spanStart = now;
     }
     if (inFlight > this.current) this.current = inFlight;
+    this.arrivals++;
+  }
+
+  /** Requested writes a millisecond lately: over the current span and the one before it, if kept. */
+  ratePerMs(now: number): number {
+    const since = now - this.spanStart;
+    if (since >= 2 * this.policy.memoryMs) return 0;
+    if (since >= this.policy.memoryMs) return this.arrivals / since;
+    return (this.arrivals + this.previousArrivals) / (since + this.policy.memoryMs);
   }
 
   /** The most requested writes in flight at once over the last one to two spans. */
@@ -59,12 +76,13 @@ export class Gathering {
 
   /**
    * How many more milliseconds a group of `size` requested writes, the first of which arrived at
-   * `firstAt`, waits before its commit: 0 to commit now.
+   * `firstAt`, waits before its commit, when a sync takes `syncMs` lately: 0 to commit now.
    */
-  waitMs(now: number, size: number, firstAt: number): number {
+  waitMs(now: number, size: number, firstAt: number, syncMs: number): number {
     if (size === 0) return 0;
     const inFlight = this.concurrency(now);
     if (inFlight < this.policy.minInFlight || size >= Math.min(this.policy.target, inFlight)) return 0;
+    if (this.ratePerMs(now) * syncMs >= this.policy.target) return 0;
     return Math.max(0, this.policy.windowMs - (now - firstAt));
   }
 }

@@ -23,6 +23,8 @@ export class WalSync {
   private failure: Error | null = null;
   /** Syncs completed (reported when the writer stops). */
   syncs = 0;
+  /** How long a sync takes lately, in ms (a moving average; 1 before the first). */
+  syncMs = 1;
 
   constructor(private readonly walPath: string) {}
 
@@ -72,8 +74,12 @@ export class WalSync {
       this.finish(covered, err as Error);
       return;
     }
+    const started = performance.now();
     fdatasync(fd, (err) => {
-      if (!err) this.syncs++;
+      if (!err) {
+        this.syncs++;
+        this.syncMs += (performance.now() - started - this.syncMs) / 8;
+      }
       this.finish(covered, err);
     });
   }

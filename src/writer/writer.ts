@@ -207,7 +207,7 @@ export class Writer {
       if (this.requestedQueued++ === 0) this.firstQueuedAt = now;
       this.gathering.arrived(now, this.inFlight);
       // A waiting group that is now complete commits in this turn, with what else it brings.
-      if (this.gatherTimer && this.gathering.waitMs(now, this.requestedQueued, this.firstQueuedAt) === 0) {
+      if (this.gatherTimer && this.gathering.waitMs(now, this.requestedQueued, this.firstQueuedAt, this.wal.syncMs) === 0) {
         this.closeGather();
         setImmediate(this.flush);
       }
@@ -246,7 +246,7 @@ export class Writer {
 
   private readonly flush = (): void => {
     if (!this.stopping && !this.failed && this.requestedQueued > 0) {
-      const wait = this.gathering.waitMs(performance.now(), this.requestedQueued, this.firstQueuedAt);
+      const wait = this.gathering.waitMs(performance.now(), this.requestedQueued, this.firstQueuedAt, this.wal.syncMs);
       if (wait > 0) {
         this.scheduled = true;
         this.gatherTimer ??= setTimeout(() => {
