@@ -173,8 +173,8 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
   }
   const all: RwRound[] = [];
   const cpu = <T>(work: () => Promise<T>) => withCpu(target.pid, work);
-  // Posts as fast as they go leave the server tens of thousands of posts to fan out and index
-  // after their run: reads alone are measured once that work is done, not beside it.
+  // Posts as fast as they go leave fan-out and indexing behind them when their run ends: reads
+  // alone are measured once that work is done, not beside it.
   let unsettled = 0;
   const settle = (label: string) =>
     ctx.progress.step(`${label}, the server's queues drained`, async () => {

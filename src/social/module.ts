@@ -21,10 +21,11 @@ import { SOCIAL_TASKS } from './tasks';
  * mostly one rewrite per home timeline it touches, whatever the number of new ids it adds there, so
  * a task that gathers more posts makes each post cheaper. Under a light load tasks are small and
  * start at most every 25 ms; once a task has fanned out `STREAM_TASK_POSTS` or more (posts keep
- * coming, several hundred a second), the next waits 100 ms from its start. Posts, not events: a load
- * of likes touches no timeline, and gains nothing from waiting. The longer lag costs readers nothing, since they merge the posts not fanned out yet
- * (timeline.ts). A post made while the fan-out is idle, or after a small task, is dispatched as
- * soon as the writer reports it durable and the short gap allows.
+ * coming, several hundred a second), the next waits 100 ms from its start. Posts, not events: a
+ * load of likes touches no timeline, and gains nothing from waiting. The longer lag costs readers
+ * nothing, since they merge the posts not fanned out yet (timeline.ts). A post made while the
+ * fan-out is idle, or after a small task, is dispatched as soon as the writer reports it durable
+ * and the short gap allows.
  */
 const LIGHT_GAP_MS = 25;
 const STREAM_GAP_MS = 100;
