@@ -207,7 +207,7 @@ export class Writer {
       if (this.requestedQueued++ === 0) this.firstQueuedAt = now;
       this.gathering.arrived(now, this.inFlight);
       // A waiting group that is now complete commits in this turn, with what else it brings.
-      if (this.gatherTimer && this.gathering.waitMs(now, this.requestedQueued, this.firstQueuedAt, this.wal.syncMs) === 0) {
+      if (this.gatherTimer && this.gatherWait(now) === 0) {
         this.closeGather();
         setImmediate(this.flush);
       }
@@ -237,6 +237,11 @@ export class Writer {
     }
   }
 
+  /** How much longer the queued group waits for more writes (gather.ts): 0 to commit now. */
+  private gatherWait(now: number): number {
+    return this.gathering.waitMs(now, this.requestedQueued, this.firstQueuedAt, this.wal.syncMs);
+  }
+
   /** Drops the timer of a waiting group (its commit is scheduled otherwise, or not needed). */
   private closeGather(): void {
     if (!this.gatherTimer) return;
@@ -246,7 +251,7 @@ export class Writer {
 
   private readonly flush = (): void => {
     if (!this.stopping && !this.failed && this.requestedQueued > 0) {
-      const wait = this.gathering.waitMs(performance.now(), this.requestedQueued, this.firstQueuedAt, this.wal.syncMs);
+      const wait = this.gatherWait(performance.now());
       if (wait > 0) {
         this.scheduled = true;
         this.gatherTimer ??= setTimeout(() => {
