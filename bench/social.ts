@@ -7,7 +7,8 @@
 //             the same size;
 //   readwrite home timeline reads and posts created as fast as they go (256 connections, by the
 //             authors the readers follow), each against itself alone on the same server: the sum
-//             of the two fractions ("combined"); and reads beside 1,000 posts/s sent evenly;
+//             of the two fractions ("combined"); reads beside 1,000 posts/s sent evenly; and, as
+//             a reference, reads beside the same posts answered by a bare server;
 //   fanout    one post to 10,000 followers: time from the 201 until the last timeline has it.
 // Post creation runs at 256 connections unless told otherwise: a group commit is made for
 // concurrency, and 256 is where the minimal group commit reaches the 0.7–0.86 of the bare
@@ -134,9 +135,11 @@ export async function runTimeline(ctx: BenchContext): Promise<ScenarioResult> {
  * loads must share it, so the measure is the sum of the fractions each keeps of its rate alone:
  * reads beside posts ÷ reads alone + posts beside reads ÷ posts alone (1.0: they share the machine
  * with no interference). Also reads beside a realistic post rate (1,000 posts a second), against
- * reads alone. Each run measured beside the other load is compared with alone runs of the same
- * load on the same server at equal distances before and after it, so that the machine's drift
- * over a round weighs the same on both sides (the order of a round, below).
+ * reads alone, and, as a reference, reads beside the same posts from the same generator answered by
+ * a bare server: what the generator and a minimal server take from the reads on this machine. Each
+ * run measured beside the other load is compared with alone runs of the same load on the same
+ * server at equal distances before and after it, so that the machine's drift over a round weighs
+ * the same on both sides (the order of a round, below).
  */
 export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
   const connections = ctx.connections(READ_CONNECTIONS);
@@ -146,6 +149,9 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
   const { target, readerKeys, authorKeys } = await timelineSetup(ctx);
   const reads = timelineReads(target.url, readerKeys, connections);
   const posts = (): LoadOptions => ({ ...postLoad(target.url, authorKeys), connections: POST_CONNECTIONS });
+  // The reference for the fixed rate: the same post load, from the same generator, answered by a
+  // bare server that only parses each body (not with --url: the generator's machine is not known).
+  const barePosts = ctx.remote ? undefined : await ctx.startBare(['json201']);
   const memory = ctx.watchMemory(target);
   if (ctx.warmup(1) > 0) {
     await ctx.load('readwrite warm-up, reads', { ...reads, duration: 1 });
@@ -161,6 +167,11 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
     /** The reads alone after the fixed post rate; the fixed rate's baseline is it and readsAlone[1]. */
     readsAfterFixed: LoadSummary;
     fixedBaseline: number;
+    /**
+     * The reference: reads beside the same posts answered by the bare server, against reads alone
+     * either side (readsAfterFixed and readsAfterBare), and the bare server's CPU meanwhile.
+     */
+    bare?: { readsBeside: LoadSummary; readsAfter: LoadSummary; ratio: number; serverCpuSeconds?: number };
     readFraction: number;
     postFraction: number;
     combined: number;
@@ -184,9 +195,10 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
   for (let r = 1; r <= rounds; r++) {
     const label = `readwrite round ${r}/${rounds}`;
     // Reads alone, posts alone, both, posts alone, reads alone, reads beside the fixed post rate,
-    // reads alone: the run with both has reads alone two steps either side and posts alone one
-    // step either side, and the reads beside the fixed rate have reads alone one step either side.
-    // Each reads alone starts once the queues of the posts before it drained.
+    // reads alone, reads beside the fixed rate's posts to the bare server, reads alone: the run
+    // with both has reads alone two steps either side and posts alone one step either side, and
+    // each run beside a fixed rate has reads alone one step either side. Each reads alone starts
+    // once the queues of the posts before it drained.
     await settle(label);
     const readsBefore = await cpu(() => ctx.load(`${label}, reads alone`, { ...reads, duration: seconds }));
     const postsBefore = await cpu(() => ctx.load(`${label}, posts alone`, { ...posts(), duration: seconds }));
@@ -206,6 +218,28 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
       () => ctx.load(`${label}, reads beside ${fixedRate.toLocaleString('en-US')} posts/s`, { ...reads, duration: seconds }),
     );
     const readsAfterFixed = await ctx.load(`${label}, reads alone`, { ...reads, duration: seconds });
+    // What the fixed rate's generator takes from the reads by itself: the same posts, answered by a
+    // bare server. On a machine with few cores the generator shares them with the reads, which
+    // clients elsewhere would not; the bare server's own share of the machine is measured with it.
+    let bare: RwRound['bare'];
+    if (barePosts) {
+      const beside = await withCpu(barePosts.proc.pid, () =>
+        besidePostLoad(
+          barePosts.url,
+          { rate: fixedRate, seconds, connections: POST_CONNECTIONS, keys: authorKeys },
+          (p) => ctx.adopt(p),
+          () => ctx.load(`${label}, reads beside ${fixedRate.toLocaleString('en-US')} posts/s to a bare server`, { ...reads, duration: seconds }),
+        ),
+      );
+      const readsAfterBare = await ctx.load(`${label}, reads alone`, { ...reads, duration: seconds });
+      const readsBesideBare = beside.result.measured;
+      bare = {
+        readsBeside: readsBesideBare,
+        readsAfter: readsAfterBare,
+        ratio: readsBesideBare.rps / ((readsAfterFixed.rps + readsAfterBare.rps) / 2),
+        serverCpuSeconds: beside.cpuSeconds,
+      };
+    }
     const readsAlone = (readsBefore.result.rps + readsAfter.result.rps) / 2;
     const postsAlone = (postsBefore.result.rps + postsAfter.result.rps) / 2;
     const readsAroundFixed = (readsAfter.result.rps + readsAfterFixed.rps) / 2;
@@ -233,6 +267,7 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
       postsFixed,
       readsAfterFixed,
       fixedBaseline: readsAroundFixed,
+      bare,
       readFraction,
       postFraction,
       combined,
@@ -240,6 +275,7 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
     });
     ctx.progress.line(
       `  ${label}: combined ${combined.toFixed(3)}, reads beside ${fixedRate} posts/s ${fixedRatio.toFixed(3)}` +
+        (bare ? ` (beside the same posts to a bare server ${bare.ratio.toFixed(3)})` : '') +
         (besideCpuOverParts === undefined ? '' : `, the server's CPU beside posts ${besideCpuOverParts.toFixed(3)} of the same requests alone`),
     );
   }
@@ -247,8 +283,15 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
   const peak = memory?.stop();
   const mid = medianBy(all, (r) => r.combined);
   const fixedMid = medianBy(all, (r) => r.fixedRatio);
+  const withBare = all.filter((r) => r.bare !== undefined);
+  const bareMid = withBare.length > 0 ? medianBy(withBare, (r) => r.bare!.ratio) : undefined;
   const failed = all.reduce(
-    (n, r) => n + [...r.readsAlone, ...r.postsAlone, r.readsBeside, r.postsBeside, r.readsBesideFixed, r.postsFixed, r.readsAfterFixed].reduce((m, s) => m + failures(s), 0),
+    (n, r) =>
+      n +
+      [...r.readsAlone, ...r.postsAlone, r.readsBeside, r.postsBeside, r.readsBesideFixed, r.postsFixed, r.readsAfterFixed, ...(r.bare ? [r.bare.readsBeside, r.bare.readsAfter] : [])].reduce(
+        (m, s) => m + failures(s),
+        0,
+      ),
     0,
   );
   const readsAloneMid = (mid.readsAlone[0].rps + mid.readsAlone[1].rps) / 2;
@@ -274,6 +317,18 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
         ratio: fixedMid.fixedRatio,
         goal: atLeast(0.8, fixedMid.fixedRatio),
       },
+      ...(bareMid?.bare
+        ? [
+            {
+              measure: `timeline reads beside ${fixedRate.toLocaleString('en-US')} posts/s answered by a bare server vs alone (reference)`,
+              rps: bareMid.bare.readsBeside.rps,
+              p50_ms: bareMid.bare.readsBeside.p50_ms,
+              p99_ms: bareMid.bare.readsBeside.p99_ms,
+              baseline_rps: (bareMid.readsAfterFixed.rps + bareMid.bare.readsAfter.rps) / 2,
+              ratio: bareMid.bare.ratio,
+            },
+          ]
+        : []),
     ],
     figures: {
       connections,
@@ -301,6 +356,15 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
       fixed_posts_p99_ms: fixedMid.postsFixed.p99_ms,
       // The post process's own CPU, its start included: what the machine gave the generator.
       fixed_post_generator_cpu_s: fixedMid.postsFixed.generator_cpu_s,
+      ...(bareMid?.bare
+        ? {
+            reads_beside_bare_posts_ratio: round3(bareMid.bare.ratio),
+            round_bare_posts_ratios: withBare.map((r) => round3(r.bare!.ratio)),
+            reads_beside_bare_posts_rps: Math.round(bareMid.bare.readsBeside.rps),
+            // The bare server's CPU over that run, the generator's lead included.
+            bare_posts_server_cpu_s: bareMid.bare.serverCpuSeconds === undefined ? undefined : Math.round(bareMid.bare.serverCpuSeconds * 100) / 100,
+          }
+        : {}),
       // Reads alone that started before the queues drained (after SETTLE_LIMIT_MS).
       unsettled_reads_alone: unsettled,
       failed,

@@ -40,6 +40,9 @@ t.test('the link and microblog scenarios run, print their table and write their 
   t.ok(rw.reads_alone_cpu_us > 0 && rw.posts_alone_cpu_us > 0, 'readwrite measured the server\'s CPU per read and per post alone');
   t.ok(rw.beside_cpu_over_parts > 0, 'readwrite compared the CPU of both loads at once with their parts alone');
   t.equal(rw.fixed_posts_rps > 0 && rw.fixed_post_generator_cpu_s > 0, true, 'readwrite ran the fixed post rate and says what its generator took');
+  t.ok(rw.reads_beside_bare_posts_ratio > 0 && rw.reads_beside_bare_posts_rps > 0, 'readwrite measured reads beside the same posts answered by a bare server');
+  t.equal(rw.round_bare_posts_ratios.length, rw.rounds, 'a reference ratio for every round');
+  t.ok(rw.bare_posts_server_cpu_s > 0, 'readwrite says what the bare server took meanwhile');
   t.equal(rw.unsettled_reads_alone, 0, "every reads-alone run started once the server's queues had drained");
   t.type(by.fanout.figures.median_ms, 'number', 'fanout has its median time');
 });
