@@ -18,9 +18,8 @@ import { SuggestionIndex } from '../src/search/suggestions';
 import { atMost, round3, type BenchContext, type PerchTarget, type Row, type ScenarioResult } from './context';
 import { largerPeak, type MemoryPeak } from './memory';
 import { call, metricValue, metricsOf } from './http';
-import { failures } from './load';
-import { type LoadOptions, type LoadSummary } from './load';
-import { median, medianBy } from './median';
+import { failures, type LoadOptions, type LoadSummary } from './load';
+import { median, medianBy, percentile } from './median';
 import { queryMix, seedPosts, seedUsers, seededInts, syntheticWords, zipfTexts } from './seed';
 import { timelineServer, waitFor } from './timeline-server';
 
@@ -260,10 +259,6 @@ async function httpLatencies(url: string, paths: string[], n: number): Promise<n
     agent.destroy();
   }
   return out;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 }
 
 interface SuggestRun {
