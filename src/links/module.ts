@@ -9,12 +9,17 @@ import { clickQueueState, openClickQueue } from './clicks';
 import { CodePool } from './code-pool';
 import { MIGRATIONS } from './migrations';
 import { redirectRoutes } from './redirect';
-import { linkRoutes } from './routes';
-import { LinkService, PASSWORD_GUESSES, passwordGuessRules } from './service';
+import { PASSWORD_GUESSES, passwordGuessRules } from '../ratelimit/policies';
 import { SharedLimiter } from '../ratelimit/shared';
 import { LinkStore } from './store';
 import { LINK_TASKS, prunableMinute } from './tasks';
 import { linkWrites, type LinkWrites } from './writes';
+
+// Its service and routes are loaded by the HTTP threads alone, when they make them: the writer
+// thread takes this module's operations and jobs and serves no route, and the request schemas
+// bring zod.
+const serviceModule = () => require('./service') as typeof import('./service');
+const routesModule = () => require('./routes') as typeof import('./routes');
 
 /** The lane of the click drain, the anomaly detector and the expiry sweep (server/background.ts). */
 const LINKS_UPKEEP = 'links.upkeep';
@@ -133,6 +138,7 @@ export const links: Capability = {
   },
 
   http(ctx) {
+    const { LinkService } = serviceModule();
     const service = new LinkService({
       config: ctx.config,
       sqlite: ctx.sqlite,
@@ -147,7 +153,7 @@ export const links: Capability = {
       pseudonym: ctx.pseudonym,
     });
     return {
-      routes: linkRoutes(service, { limits: ctx.limits, cursors: ctx.cursors, trustedProxies: ctx.trustedProxies }),
+      routes: routesModule().linkRoutes(service, { limits: ctx.limits, cursors: ctx.cursors, trustedProxies: ctx.trustedProxies }),
       rawRoutes: redirectRoutes({
         cache: service.cache,
         clicks: service.clicks,

@@ -16,7 +16,7 @@ import type { LimitRule } from '../core/token-bucket';
 import { conflict, forbidden, HttpError, invalidField, invalidRequest, notFound, unavailable, type ErrorDetail } from '../http/errors';
 import { pageOf, type Page, type PageRequest } from '../http/paging';
 import { rateLimitError, rateLimitHeaders } from '../ratelimit/headers';
-import type { RateLimits } from '../ratelimit/policies';
+import { PASSWORD_GUESSES, passwordGuessRules, type RateLimits } from '../ratelimit/policies';
 import { SharedLimiter } from '../ratelimit/shared';
 import { errorFields, log } from '../log';
 import type { PubSub } from '../pubsub/port';
@@ -577,15 +577,6 @@ export class LinkService {
     }
     return { ok: false, limitHeaders: rateLimitHeaders(decision) };
   }
-}
-
-/** Where the wrong-password limit's records are in the limiter's store: every key starts so. */
-export const PASSWORD_GUESSES = 'link_password:';
-
-/** The wrong-password limit of a protected link (limits.link_password). */
-export function passwordGuessRules(config: Config): LimitRule[] {
-  const g = config.limits.link_password;
-  return [{ kind: 'bucket', name: 'link_password', capacity: g.capacity, refillPerSecond: g.refill_per_second }];
 }
 
 

@@ -18,13 +18,16 @@ import { MIGRATIONS } from './migrations';
 import { clearStalePresence } from './presence';
 import { PUSH_OUTCOMES, PushSender, type PushOutcome } from './push-sender';
 import { newVapidKeys } from '../core/push-keys';
-import { notificationRoutes } from './routes';
 import { NotificationService } from './service';
 import { ACTION_EVENTS, DELIVERY_CONSUMER, GENERATION_POSITION, NOTIFICATION_EVENT, NotificationStore } from './store';
 import { PUSH_TOPIC } from './topics';
 import { NotificationSockets } from './websocket';
 import { notificationWrites, type NotificationWrites } from './writes';
 import { NOTIFICATION_TASKS } from './tasks';
+
+// Its routes are loaded by the HTTP threads alone, when they make them: the writer thread takes
+// this module's operations and jobs and serves no route, and the routes' request schemas bring zod.
+const routesModule = () => require('./routes') as typeof import('./routes');
 
 export const deliveryConsumer: OutboxConsumer<DeliveryResult> = {
   name: DELIVERY_CONSUMER,
@@ -177,7 +180,7 @@ export const notifications: Capability = {
     const sockets = new NotificationSockets(ctx);
     ctx.me.add('unread_notifications', (userId) => service.unreadCount(userId));
     return {
-      routes: notificationRoutes(service, ctx.cursors),
+      routes: routesModule().notificationRoutes(service, ctx.cursors),
       webSockets: [{ path: '/ws', behavior: sockets.behavior() }],
       stopping: () => sockets.endAll(),
       close: () => sockets.close(),

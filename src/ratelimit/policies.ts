@@ -1,8 +1,10 @@
-// The limits of the three rate-limited endpoints, built from config, and how each behaves when
+// The limits of the rate-limited endpoints, built from config, and how each behaves when
 // the limiter's store fails (see docs/rate-limiting.md):
 //   POST /api/shorten  strict per API key: bucket + per-second burst cap + daily quota; fails closed
 //   GET /api/search    strict per API key and tier (recent | relevance); fails open
 //   GET /{code}        loose per client IP, in memory shared by the HTTP threads; cannot fail
+//   POST /{code}       a protected link's wrong passwords, strict per client network and code;
+//                      fails closed (checked by the link service, links/service.ts)
 import type { Config } from '../config';
 import type { CompositeDecision, LimitRule, LimitOutcome } from '../core/token-bucket';
 import { unavailable } from '../http/errors';
@@ -25,6 +27,15 @@ export function shortenRules(config: Config): LimitRule[] {
 export function searchRules(config: Config, tier: SearchTier): LimitRule[] {
   const s = config.limits.search[tier];
   return [{ kind: 'bucket', name: `search_${tier}`, capacity: s.capacity, refillPerSecond: s.refill_per_second }];
+}
+
+/** Where the wrong-password limit's records are in the limiter's store: every key starts so. */
+export const PASSWORD_GUESSES = 'link_password:';
+
+/** The wrong-password limit of a protected link (limits.link_password). */
+export function passwordGuessRules(config: Config): LimitRule[] {
+  const g = config.limits.link_password;
+  return [{ kind: 'bucket', name: 'link_password', capacity: g.capacity, refillPerSecond: g.refill_per_second }];
 }
 
 export interface RateLimitHooks {

@@ -18,11 +18,14 @@ import { APPLY_PER_TRANSACTION } from './embedded-engine';
 import { MIGRATIONS } from './migrations';
 import { QueryStream, openQueryStream, queryStreamDepth } from './query-stream';
 import { RelevanceSnapshots, snapshotCount, sweepSnapshots } from './relevance-snapshots';
-import { searchRoutes } from './routes';
 import { SearchService } from './service';
 import { QueryCountStore, SearchIndexStore, openSearchDb } from './store';
 import { SuggestionIndex } from './suggestions';
 import { SEARCH_TASKS, indexTaskName } from './tasks';
+
+// Its routes are loaded by the HTTP threads alone, when they make them: the writer thread takes
+// this module's operations and jobs and serves no route, and the routes' request schemas bring zod.
+const routesModule = () => require('./routes') as typeof import('./routes');
 
 /** The outbox position of an indexing partition; the partition count is in the name, so a change of it starts afresh. */
 export function indexConsumerName(partition: number): string {
@@ -228,7 +231,7 @@ export const search: Capability = {
       halfLifeMs(ctx.config.suggest.half_life_hours),
     );
     return {
-      routes: searchRoutes(service, ctx.limits, ctx.cursors),
+      routes: routesModule().searchRoutes(service, ctx.limits, ctx.cursors),
       async close() {
         await stream.close();
         index.db.close();

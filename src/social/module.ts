@@ -7,7 +7,6 @@ import { dropShortWindows } from './home-timelines';
 import type { OutboxConsumer } from '../outbox/consumer';
 import { MIGRATIONS } from './migrations';
 import type { FanoutResult } from './fanout';
-import { socialRoutes } from './routes';
 import { SocialService } from './service';
 import { AUTHOR_INDEX_POSITION, FANOUT_CONSUMER, SocialStore } from './store';
 import { FOLLOWS_CHANGED, HomeTimelineReader, POST_DELETED } from './timeline';
@@ -15,6 +14,10 @@ import { POST_MARKS, POST_MARK_SLOTS, PostMarks } from './post-marks';
 import { OUTBOX_SIGNAL } from '../outbox/module';
 import { socialWrites, type SocialWrites } from './writes';
 import { SOCIAL_TASKS } from './tasks';
+
+// Its routes are loaded by the HTTP threads alone, when they make them: the writer thread takes
+// this module's operations and jobs and serves no route, and the routes' request schemas bring zod.
+const routesModule = () => require('./routes') as typeof import('./routes');
 
 /**
  * How long after a task's start the next may start, while events keep coming. A task's cost is
@@ -97,7 +100,7 @@ export const social: Capability = {
         await ctx.pubsub.publishAndWait(FOLLOWS_CHANGED, { userId });
       },
     });
-    return { routes: socialRoutes(service, timeline, ctx.cursors) };
+    return { routes: routesModule().socialRoutes(service, timeline, ctx.cursors) };
   },
   status: ({ sqlite }) => new SocialStore(sqlite).counts(),
 };
