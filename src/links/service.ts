@@ -579,7 +579,6 @@ export class LinkService {
   }
 }
 
-
 /** An entry that failed answers with its error's status and body; anything else is a 500's. */
 function failItem(item: BulkItem, err: unknown): void {
   if (!(err instanceof HttpError)) log.error('bulk link creation failed', errorFields(err));
