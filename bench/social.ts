@@ -171,7 +171,7 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
      * The reference: reads beside the same posts answered by the bare server, against reads alone
      * either side (readsAfterFixed and readsAfterBare), and the bare server's CPU meanwhile.
      */
-    bare?: { readsBeside: LoadSummary; readsAfter: LoadSummary; ratio: number; serverCpuSeconds?: number };
+    bare?: { readsBeside: LoadSummary; readsAfter: LoadSummary; baseline: number; ratio: number; serverCpuSeconds?: number };
     readFraction: number;
     postFraction: number;
     combined: number;
@@ -233,12 +233,8 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
       );
       const readsAfterBare = await ctx.load(`${label}, reads alone`, { ...reads, duration: seconds });
       const readsBesideBare = beside.result.measured;
-      bare = {
-        readsBeside: readsBesideBare,
-        readsAfter: readsAfterBare,
-        ratio: readsBesideBare.rps / ((readsAfterFixed.rps + readsAfterBare.rps) / 2),
-        serverCpuSeconds: beside.cpuSeconds,
-      };
+      const baseline = (readsAfterFixed.rps + readsAfterBare.rps) / 2;
+      bare = { readsBeside: readsBesideBare, readsAfter: readsAfterBare, baseline, ratio: readsBesideBare.rps / baseline, serverCpuSeconds: beside.cpuSeconds };
     }
     const readsAlone = (readsBefore.result.rps + readsAfter.result.rps) / 2;
     const postsAlone = (postsBefore.result.rps + postsAfter.result.rps) / 2;
@@ -324,7 +320,7 @@ export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
               rps: bareMid.bare.readsBeside.rps,
               p50_ms: bareMid.bare.readsBeside.p50_ms,
               p99_ms: bareMid.bare.readsBeside.p99_ms,
-              baseline_rps: (bareMid.readsAfterFixed.rps + bareMid.bare.readsAfter.rps) / 2,
+              baseline_rps: bareMid.bare.baseline,
               ratio: bareMid.bare.ratio,
             },
           ]
