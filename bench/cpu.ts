@@ -62,3 +62,47 @@ export function cpuPerRequestUs(cpuSeconds: number | undefined, requests: number
   if (cpuSeconds === undefined || requests <= 0) return undefined;
   return Math.round((cpuSeconds * 1e7) / requests) / 10;
 }
+
+/** What the whole machine did with its CPUs, in seconds summed over them: the first line of /proc/stat. */
+export interface MachineTimes {
+  /** Running anything: user, nice, system, interrupts and softirqs. */
+  busy: number;
+  /** Idle, or waiting for I/O with nothing else to run. */
+  idle: number;
+  /**
+   * Taken by the hypervisor for other guests while this machine had work to run (steal). On a
+   * shared virtual machine it is how much of the run the machine was not there for the scenario.
+   */
+  steal: number;
+}
+
+/** The machine's times from the text of /proc/stat (its "cpu" line), or undefined. */
+export function parseMachineTimes(procStat: string): MachineTimes | undefined {
+  const line = procStat.split('\n', 1)[0];
+  if (!line.startsWith('cpu ')) return undefined;
+  // user nice system idle iowait irq softirq steal ...
+  const f = line.trim().split(/\s+/).slice(1).map(Number);
+  if (f.length < 8 || f.slice(0, 8).some((x) => !Number.isFinite(x))) return undefined;
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = f;
+  return { busy: (user + nice + system + irq + softirq) / TICKS_PER_SECOND, idle: (idle + iowait) / TICKS_PER_SECOND, steal: steal / TICKS_PER_SECOND };
+}
+
+/** The machine's times now, or undefined when /proc/stat cannot tell (not Linux). */
+export function machineTimes(): MachineTimes | undefined {
+  try {
+    return parseMachineTimes(readFileSync('/proc/stat', 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Cores' worth of busy, idle and stolen time on average between two readings `seconds` apart, to
+ * two decimals (steal 0.25: a quarter of one core's time went to other guests); undefined without
+ * both readings.
+ */
+export function machineShares(before: MachineTimes | undefined, after: MachineTimes | undefined, seconds: number): { busy_cores: number; idle_cores: number; steal_cores: number } | undefined {
+  if (!before || !after || !(seconds > 0)) return undefined;
+  const share = (a: number, b: number) => Math.round(((b - a) / seconds) * 100) / 100;
+  return { busy_cores: share(before.busy, after.busy), idle_cores: share(before.idle, after.idle), steal_cores: share(before.steal, after.steal) };
+}

@@ -14,6 +14,8 @@ export interface ScenarioEntry {
   audit?: AuditCheck[];
   load_average_before: number[];
   load_average_after: number[];
+  /** Cores' worth of the machine's time busy, idle and stolen by the hypervisor over the scenario (bench/cpu.ts). */
+  machine?: { busy_cores: number; idle_cores: number; steal_cores: number };
 }
 
 /** The memory goals shown beside the redirect row (issue-level goals for the redirect benchmark). */
@@ -80,7 +82,11 @@ export function formatTable(entries: ScenarioEntry[], memoryGoals: Record<string
   for (const e of entries) {
     for (const note of e.notes) lines.push(`${e.scenario}: ${note}`);
     const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
-    if (e.status === 'measured') lines.push(`${e.scenario}: load average ${load(e.load_average_before)} before, ${load(e.load_average_after)} after`);
+    if (e.status !== 'measured') continue;
+    // Steal is what a shared virtual machine was not there for: a run with much of it is a draw
+    // from a slower machine, whatever its ratios say.
+    const m = e.machine ? `; the machine's cores busy ${e.machine.busy_cores.toFixed(2)}, idle ${e.machine.idle_cores.toFixed(2)}, stolen by the hypervisor ${e.machine.steal_cores.toFixed(2)}` : '';
+    lines.push(`${e.scenario}: load average ${load(e.load_average_before)} before, ${load(e.load_average_after)} after${m}`);
   }
   return lines.join('\n') + '\n';
 }

@@ -9,6 +9,7 @@ import { PEAK_ANON_GOAL_MIB, PEAK_RSS_GOAL_MIB } from './redirect';
 import { formatAudit, formatListing, formatTable, type ScenarioEntry } from './report';
 import { SCENARIOS, scenarioNamed } from './scenarios';
 import { SERVE_ENVIRONMENT } from '../src/server/node-flags';
+import { machineShares, machineTimes } from './cpu';
 
 export interface RunOptions extends BenchOptions {
   /** A file to write every figure to, as a JSON array of one object per scenario. */
@@ -57,6 +58,7 @@ export async function runBench(names: string[], options: RunOptions, out: NodeJS
     const ctx = new BenchContext(options, progress);
     running = ctx;
     const before = loadavg();
+    const timesBefore = machineTimes();
     const started = performance.now();
     const entry: ScenarioEntry = { scenario: name, status: 'measured', rows: [], notes: ctx.notes, load_average_before: before, load_average_after: [] };
     let figures: Record<string, unknown> = {};
@@ -82,6 +84,7 @@ export async function runBench(names: string[], options: RunOptions, out: NodeJS
       running = null;
     }
     entry.load_average_after = loadavg();
+    entry.machine = machineShares(timesBefore, machineTimes(), (performance.now() - started) / 1000);
     if (entry.audit) {
       out.write(formatAudit(name, entry.audit));
       if (entry.audit.some((c) => !c.ok)) failed = true;
@@ -106,7 +109,7 @@ export async function runBench(names: string[], options: RunOptions, out: NodeJS
         // The environment settings of `perch serve` as the load generator has them (null: unset).
         load_generator_environment: Object.fromEntries(Object.keys(SERVE_ENVIRONMENT).map((name) => [name, process.env[name] ?? null])),
       },
-      machine: { cpus: cpus().length, load_average_before: before.map(round3), load_average_after: entry.load_average_after.map(round3) },
+      machine: { cpus: cpus().length, load_average_before: before.map(round3), load_average_after: entry.load_average_after.map(round3), ...entry.machine },
       seconds_taken: Number(((performance.now() - started) / 1000).toFixed(1)),
       rows: entry.rows.map(jsonRow),
       figures,

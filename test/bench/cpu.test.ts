@@ -1,7 +1,7 @@
 // The CPU figure of perch bench (bench/cpu.ts): parsing /proc/<pid>/stat, reading a live process,
 // and the per-request arithmetic.
 import t from 'tap';
-import { cpuPerRequestUs, cpuSecondsOf, parseCpuSeconds, parseStat, withCpu } from '../../bench/cpu';
+import { cpuPerRequestUs, cpuSecondsOf, machineShares, machineTimes, parseCpuSeconds, parseMachineTimes, parseStat, withCpu } from '../../bench/cpu';
 
 // Field 2 is the command in parentheses; 14 and 15 are utime and stime, in ticks of 1/100 s.
 const STAT = '4242 (node (perch) x) S 1 4242 4242 0 -1 4194560 1000 0 0 0 1234 56 0 0 20 0 11 0 500 1000000 5000 18446744073709551615';
@@ -56,4 +56,25 @@ t.test('CPU per request in microseconds, to one decimal', async (t) => {
   t.equal(cpuPerRequestUs(1, 3), 333333.3, 'rounded to one decimal');
   t.equal(cpuPerRequestUs(undefined, 100), undefined, 'no CPU figure');
   t.equal(cpuPerRequestUs(1, 0), undefined, 'no requests answered');
+});
+
+// /proc/stat's first line: user nice system idle iowait irq softirq steal guest guest_nice, in ticks.
+const PROC_STAT = 'cpu  1000 20 300 5000 40 0 60 250 0 0\ncpu0 500 10 150 2500 20 0 30 125 0 0\nintr 1 2 3\n';
+
+t.test("the machine's busy, idle and stolen time come from /proc/stat's first line", async (t) => {
+  t.same(parseMachineTimes(PROC_STAT), { busy: 13.8, idle: 50.4, steal: 2.5 }, 'user+nice+system+irq+softirq, idle+iowait, steal; in seconds');
+  t.equal(parseMachineTimes('cpu0 1 2 3 4 5 6 7 8\n'), undefined, 'a line for one CPU is not the whole machine');
+  t.equal(parseMachineTimes('cpu  1 2 3 4\n'), undefined, 'a kernel without steal time');
+  t.equal(parseMachineTimes('cpu  1 2 x 4 5 6 7 8\n'), undefined, 'a field that is not a number');
+  t.equal(parseMachineTimes(''), undefined, 'nothing read');
+});
+
+t.test('shares of the machine between two readings are cores on average', async (t) => {
+  const before = { busy: 10, idle: 20, steal: 1 };
+  const after = { busy: 17, idle: 22, steal: 1.5 };
+  t.same(machineShares(before, after, 4), { busy_cores: 1.75, idle_cores: 0.5, steal_cores: 0.13 }, '7 s busy, 2 s idle and 0.5 s stolen over 4 s');
+  t.equal(machineShares(undefined, after, 4), undefined, 'no first reading');
+  t.equal(machineShares(before, after, 0), undefined, 'no time between them');
+  const now = machineTimes();
+  t.ok(now && now.busy > 0 && now.idle >= 0 && now.steal >= 0, 'this machine is readable');
 });

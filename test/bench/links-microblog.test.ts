@@ -20,6 +20,8 @@ t.test('the link and microblog scenarios run, print their table and write their 
     t.type(e.rows[0].memory?.peak_rss_mib, 'number', `${name} reports the perch process's peak RSS`);
     t.type(e.rows[0].memory?.peak_anon_mib, 'number', `${name} reports its peak anonymous RSS`);
     t.equal(e.machine.load_average_before.length, 3, `${name} notes the load average`);
+    t.ok(e.machine.busy_cores > 0 && e.machine.busy_cores <= e.machine.cpus + 0.1 && e.machine.steal_cores >= 0 && e.machine.idle_cores >= 0, `${name} notes the machine's busy, idle and stolen cores`);
+    t.match(run.stdout, new RegExp(`^${name}: load average .* stolen by the hypervisor \\d+\\.\\d\\d$`, 'm'), `${name}'s line under the table gives them`);
   }
   for (const name of ['redirect', 'shorten', 'posts', 'timeline']) {
     const f = by[name].figures;
