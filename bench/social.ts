@@ -32,6 +32,13 @@ import { besidePostLoad, type PostLoadSummary } from './post-load';
 const POST_CONNECTIONS = 256;
 const READ_CONNECTIONS = 32;
 const FIXED_POST_RATE = 1000;
+/**
+ * Seconds of each `readwrite` run, longer than the other scenarios' 4: a run is meant to hold the
+ * steady state of two loads that go on, and in runs of 4 s the same code's rounds spread about
+ * twice as wide as in runs of 10 s and came out higher, by more than the spread of the longer
+ * runs (bench/HISTORY.md, "2026-12-02, on another machine").
+ */
+const READWRITE_SECONDS = 10;
 /** The longest `readwrite` waits for the server's queues to drain before reads alone. */
 const SETTLE_LIMIT_MS = 30_000;
 
@@ -143,7 +150,7 @@ export async function runTimeline(ctx: BenchContext): Promise<ScenarioResult> {
  */
 export async function runReadWrite(ctx: BenchContext): Promise<ScenarioResult> {
   const connections = ctx.connections(READ_CONNECTIONS);
-  const seconds = ctx.seconds(4);
+  const seconds = ctx.seconds(READWRITE_SECONDS);
   const rounds = ctx.rounds();
   const fixedRate = ctx.size(FIXED_POST_RATE, 200);
   const { target, readerKeys, authorKeys } = await timelineSetup(ctx);
