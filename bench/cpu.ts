@@ -96,12 +96,18 @@ export function machineTimes(): MachineTimes | undefined {
   }
 }
 
+/** Cores' worth of the machine's time busy, idle and stolen, on average over a span (as in --json). */
+export interface MachineShares {
+  busy_cores: number;
+  idle_cores: number;
+  steal_cores: number;
+}
+
 /**
- * Cores' worth of busy, idle and stolen time on average between two readings `seconds` apart, to
- * two decimals (steal 0.25: a quarter of one core's time went to other guests); undefined without
- * both readings.
+ * The machine's shares between two readings `seconds` apart, to two decimals (steal 0.25: a
+ * quarter of one core's time went to other guests); undefined without both readings.
  */
-export function machineShares(before: MachineTimes | undefined, after: MachineTimes | undefined, seconds: number): { busy_cores: number; idle_cores: number; steal_cores: number } | undefined {
+export function machineShares(before: MachineTimes | undefined, after: MachineTimes | undefined, seconds: number): MachineShares | undefined {
   if (!before || !after || !(seconds > 0)) return undefined;
   const share = (a: number, b: number) => Math.round(((b - a) / seconds) * 100) / 100;
   return { busy_cores: share(before.busy, after.busy), idle_cores: share(before.idle, after.idle), steal_cores: share(before.steal, after.steal) };

@@ -2,6 +2,7 @@
 // one table of every scenario's figures.
 import type { AuditCheck, Row } from './context';
 import { SCENARIOS } from './scenarios';
+import type { MachineShares } from './cpu';
 
 /** One scenario's outcome, as printed and as written to --json. */
 export interface ScenarioEntry {
@@ -14,8 +15,8 @@ export interface ScenarioEntry {
   audit?: AuditCheck[];
   load_average_before: number[];
   load_average_after: number[];
-  /** Cores' worth of the machine's time busy, idle and stolen by the hypervisor over the scenario (bench/cpu.ts). */
-  machine?: { busy_cores: number; idle_cores: number; steal_cores: number };
+  /** The machine's busy, idle and stolen cores over the scenario. */
+  machine?: MachineShares;
 }
 
 /** The memory goals shown beside the redirect row (issue-level goals for the redirect benchmark). */

@@ -84,7 +84,9 @@ export async function runBench(names: string[], options: RunOptions, out: NodeJS
       running = null;
     }
     entry.load_average_after = loadavg();
-    entry.machine = machineShares(timesBefore, machineTimes(), (performance.now() - started) / 1000);
+    const timesAfter = machineTimes();
+    const seconds = (performance.now() - started) / 1000;
+    entry.machine = machineShares(timesBefore, timesAfter, seconds);
     if (entry.audit) {
       out.write(formatAudit(name, entry.audit));
       if (entry.audit.some((c) => !c.ok)) failed = true;
@@ -110,7 +112,7 @@ export async function runBench(names: string[], options: RunOptions, out: NodeJS
         load_generator_environment: Object.fromEntries(Object.keys(SERVE_ENVIRONMENT).map((name) => [name, process.env[name] ?? null])),
       },
       machine: { cpus: cpus().length, load_average_before: before.map(round3), load_average_after: entry.load_average_after.map(round3), ...entry.machine },
-      seconds_taken: Number(((performance.now() - started) / 1000).toFixed(1)),
+      seconds_taken: Number(seconds.toFixed(1)),
       rows: entry.rows.map(jsonRow),
       figures,
       notes: entry.notes,
