@@ -141,6 +141,21 @@ const NAME = {
 };
 const CONTENT_TYPE = Buffer.from('Content-Type');
 const APPLICATION_JSON = Buffer.from('application/json');
+const CACHE_CONTROL = Buffer.from('Cache-Control');
+const NO_STORE = Buffer.from('no-store');
+const CONTENT_TYPE_OPTIONS = Buffer.from('X-Content-Type-Options');
+const NOSNIFF = Buffer.from('nosniff');
+
+/**
+ * What every answer says unless its route says otherwise: no cache stores it (API answers are a
+ * user's own data, and a browser would otherwise keep them on disk for its history), and no
+ * browser guesses another type than the one given (a post's text in a JSON body is never run as
+ * a page). Routes whose answers may be kept (web assets, media) set their own Cache-Control.
+ */
+function writeDefaultHeaders(res: HttpResponse, headers: Record<string, string> | undefined): void {
+  if (headers === undefined || headers['Cache-Control'] === undefined) res.writeHeader(CACHE_CONTROL, NO_STORE);
+  if (headers === undefined || headers['X-Content-Type-Options'] === undefined) res.writeHeader(CONTENT_TYPE_OPTIONS, NOSNIFF);
+}
 const statusLines = new Map<number, Buffer>();
 
 function statusLine(status: number): Buffer {
@@ -259,6 +274,7 @@ export const inFlight = { count: 0 };
 export function writeReply(res: HttpResponse, reply: Reply, head: boolean, closeConnection = false): void {
   res.writeStatus(statusLine(reply.status));
   if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
+  writeDefaultHeaders(res, reply.headers);
   let body: string | Buffer | undefined = reply.body;
   if (reply.json !== undefined) {
     body = JSON.stringify(reply.json);
@@ -657,6 +673,7 @@ export class Router {
   private startStream(res: HttpResponse, state: InFlight, reply: Reply, chunks: Iterator<string | Buffer, void, undefined>): void {
     res.writeStatus(statusLine(reply.status));
     if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
+    writeDefaultHeaders(res, reply.headers);
     if (reply.contentType) res.writeHeader(CONTENT_TYPE, reply.contentType === 'application/json' ? APPLICATION_JSON : reply.contentType);
     if (state.head) {
       chunks.return?.();
