@@ -146,22 +146,27 @@ const NO_STORE = Buffer.from('no-store');
 const CONTENT_TYPE_OPTIONS = Buffer.from('X-Content-Type-Options');
 const NOSNIFF = Buffer.from('nosniff');
 
-/**
- * What every answer says unless its route says otherwise: no cache stores it (API answers are a
- * user's own data, and a browser would otherwise keep them on disk for its history), and no
- * browser guesses another type than the one given (a post's text in a JSON body is never run as
- * a page). Routes whose answers may be kept (web assets, media) set their own Cache-Control.
- */
-function writeDefaultHeaders(res: HttpResponse, headers: Record<string, string> | undefined): void {
-  if (headers === undefined || headers['Cache-Control'] === undefined) res.writeHeader(CACHE_CONTROL, NO_STORE);
-  if (headers === undefined || headers['X-Content-Type-Options'] === undefined) res.writeHeader(CONTENT_TYPE_OPTIONS, NOSNIFF);
-}
 const statusLines = new Map<number, Buffer>();
 
 function statusLine(status: number): Buffer {
   let line = statusLines.get(status);
   if (!line) statusLines.set(status, (line = Buffer.from(STATUS_TEXT[status] ?? String(status))));
   return line;
+}
+
+/**
+ * The status line and headers of an answer, plain or streamed: the route's headers, then what
+ * every answer says unless its route says otherwise: no cache stores it (API answers are a
+ * user's own data, and a browser would otherwise keep them on disk for its history), and no
+ * browser guesses another type than the one given (a post's text in a JSON body is never run as
+ * a page). Routes whose answers may be kept (web assets, media) set their own Cache-Control.
+ */
+function writeHead(res: HttpResponse, reply: Reply): void {
+  res.writeStatus(statusLine(reply.status));
+  const headers = reply.headers;
+  if (headers) for (const k in headers) res.writeHeader(k, headers[k]);
+  if (headers === undefined || headers['Cache-Control'] === undefined) res.writeHeader(CACHE_CONTROL, NO_STORE);
+  if (headers === undefined || headers['X-Content-Type-Options'] === undefined) res.writeHeader(CONTENT_TYPE_OPTIONS, NOSNIFF);
 }
 
 /**
@@ -272,9 +277,7 @@ interface InFlight {
 export const inFlight = { count: 0 };
 
 export function writeReply(res: HttpResponse, reply: Reply, head: boolean, closeConnection = false): void {
-  res.writeStatus(statusLine(reply.status));
-  if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
-  writeDefaultHeaders(res, reply.headers);
+  writeHead(res, reply);
   let body: string | Buffer | undefined = reply.body;
   if (reply.json !== undefined) {
     body = JSON.stringify(reply.json);
@@ -671,9 +674,7 @@ export class Router {
    * chunk that uWS had to buffer, the next only once onWritable says the buffer drained.
    */
   private startStream(res: HttpResponse, state: InFlight, reply: Reply, chunks: Iterator<string | Buffer, void, undefined>): void {
-    res.writeStatus(statusLine(reply.status));
-    if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
-    writeDefaultHeaders(res, reply.headers);
+    writeHead(res, reply);
     if (reply.contentType) res.writeHeader(CONTENT_TYPE, reply.contentType === 'application/json' ? APPLICATION_JSON : reply.contentType);
     if (state.head) {
       chunks.return?.();
