@@ -53,6 +53,7 @@ export const configSchema = z.strictObject({
     redirect: bucket,
     search: z.strictObject({ recent: bucket, relevance: bucket }),
     link_password: bucket,
+    link_password_all_clients: bucket,
     on_store_error: z.strictObject({ shorten: failMode, search: failMode, redirect: failMode }),
   }),
   links: z

@@ -9,7 +9,7 @@ import { clickQueueState, openClickQueue } from './clicks';
 import { CodePool } from './code-pool';
 import { MIGRATIONS } from './migrations';
 import { redirectRoutes } from './redirect';
-import { PASSWORD_GUESSES, passwordGuessRules } from '../ratelimit/policies';
+import { LINK_PASSWORD_GUESSES, PASSWORD_GUESSES, linkPasswordGuessRules, passwordGuessRules } from '../ratelimit/policies';
 import { SharedLimiter } from '../ratelimit/shared';
 import { LinkStore } from './store';
 import { LINK_TASKS, prunableMinute } from './tasks';
@@ -95,11 +95,13 @@ export const links: Capability = {
       },
       {
         // Wrong-password records are keyed per client: forgotten once they are full again, so
-        // they do not pile up (and a pseudonym is kept no longer than the limit needs it).
+        // they do not pile up (and a pseudonym is kept no longer than the limit needs it). The
+        // records per code (all clients together) go the same way, for every code ever guessed at.
         name: 'links.forgetPasswordGuesses',
         everyMs: 60_000,
         async run(c) {
           guesses.forgetAtRest(PASSWORD_GUESSES, passwordGuessRules(c.config));
+          guesses.forgetAtRest(LINK_PASSWORD_GUESSES, linkPasswordGuessRules(c.config));
         },
       },
       {

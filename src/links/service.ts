@@ -16,7 +16,7 @@ import type { LimitRule } from '../core/token-bucket';
 import { conflict, forbidden, HttpError, invalidField, invalidRequest, notFound, unavailable, type ErrorDetail } from '../http/errors';
 import { pageOf, type Page, type PageRequest } from '../http/paging';
 import { rateLimitError, rateLimitHeaders } from '../ratelimit/headers';
-import { PASSWORD_GUESSES, passwordGuessRules, type RateLimits } from '../ratelimit/policies';
+import { LINK_PASSWORD_GUESSES, PASSWORD_GUESSES, linkPasswordGuessRules, passwordGuessRules, type RateLimits } from '../ratelimit/policies';
 import { SharedLimiter } from '../ratelimit/shared';
 import { errorFields, log } from '../log';
 import type { PubSub } from '../pubsub/port';
@@ -151,6 +151,7 @@ export class LinkService {
   readonly origin: string;
   private readonly guesses: SharedLimiter;
   private readonly guessRules: LimitRule[];
+  private readonly linkGuessRules: LimitRule[];
 
   constructor(private readonly deps: LinkDeps) {
     const { config, sqlite, hot } = deps;
@@ -161,10 +162,11 @@ export class LinkService {
     this.clicks = new ClickQueue(hot, deps.nodeId);
     this.flags = openFlagMirror(hot);
     this.origin = config.server.public_origin.replace(/\/+$/, '');
-    // Wrong passwords, per client address and code, in LMDB: one count whichever thread or
-    // process answers, so more threads do not mean more guesses.
+    // Wrong passwords, per client address and code and per code, in LMDB: one count whichever
+    // thread or process answers, so more threads do not mean more guesses.
     this.guesses = new SharedLimiter(hot);
     this.guessRules = passwordGuessRules(config);
+    this.linkGuessRules = linkPasswordGuessRules(config);
   }
 
   close(): void {
@@ -422,6 +424,9 @@ export class LinkService {
     if (f.password !== undefined) edit.passwordHash = f.password === null ? null : await hashPassword(f.password);
     await this.deps.writes.run('updateLink', { code, edit, nowMs });
     await this.invalidation.invalidate(code);
+    // A new password (or none) owes nothing to the guesses at the old one: a link whose allowance
+    // for all clients was used up opens to its visitors again when its owner changes it.
+    if (edit.passwordHash !== undefined) this.forgetLinkGuesses(code);
     // A DELETE may have come in between: the link is gone for this request too.
     const updated = this.store.byCode(code);
     if (!updated) throw notFound('No such link.');
@@ -546,23 +551,48 @@ export class LinkService {
     return rateLimitHeaders(this.guesses.peek(this.guessIdentity(client, code), this.guessRules, nowMs));
   }
 
+  /** Whose wrong passwords for a protected link count together whatever client sent them: one code. */
+  private linkGuessIdentity(code: string): string {
+    return LINK_PASSWORD_GUESSES + code;
+  }
+
+  /** Gives a link its whole allowance of wrong passwords for all clients back. Best effort. */
+  private forgetLinkGuesses(code: string): void {
+    try {
+      this.guesses.reset(this.linkGuessIdentity(code), this.linkGuessRules);
+    } catch (err) {
+      // The allowance refills on its own: a store failure only leaves it as it was.
+      log.error('rate limiter store failed', { identity: 'link_password_all_clients', reset: true, ...errorFields(err) });
+    }
+  }
+
   /**
-   * Checks a password sent for a protected link. Each attempt takes one guess from the client's
-   * allowance for this code up front (so concurrent guesses cannot exceed it), and a right one
-   * gives it back: only wrong guesses count. Throws the 429 when no guess is left. A password
-   * that no link could have (outside 4-128 characters) is wrong without costing a guess.
+   * Checks a password sent for a protected link. Each attempt takes one guess up front from the
+   * client's allowance for this code, then one from the code's allowance for all clients together
+   * (so concurrent guesses cannot exceed either), and a right one gives both back: only wrong
+   * guesses count. Throws the 429 when either has none left; a guess the code's allowance refused
+   * was never checked, and goes back to the client's. A password that no link could have (outside
+   * 4-128 characters) is wrong without costing a guess.
    */
   async unlock(access: { url: string; hash: string }, code: string, client: string, password: string, nowMs = Date.now()): Promise<Unlock> {
     const identity = this.guessIdentity(client, code);
+    const linkIdentity = this.linkGuessIdentity(code);
     if (passwordProblem(password) !== undefined) {
       const standing = this.guesses.peek(identity, this.guessRules, nowMs);
-      // While the client is locked out it gets the 429 whatever it sends (below: the check
-      // refuses without consuming, and says when to try again).
-      if (standing.allowed) return { ok: false, limitHeaders: rateLimitHeaders(standing) };
+      // While the client or the link is locked out it gets the 429 whatever it sends (below: the
+      // check refuses without consuming, and says when to try again).
+      if (standing.allowed && this.guesses.peek(linkIdentity, this.linkGuessRules, nowMs).allowed) {
+        return { ok: false, limitHeaders: rateLimitHeaders(standing) };
+      }
     }
     let decision;
+    let linkDecision;
     try {
       decision = this.guesses.check(identity, this.guessRules, nowMs);
+      if (decision.allowed) {
+        linkDecision = this.guesses.check(linkIdentity, this.linkGuessRules, nowMs);
+        if (!linkDecision.allowed) this.guesses.refund(identity, this.guessRules, nowMs);
+      }
     } catch {
       // Without the count, guessing would be unlimited: refuse for now (fails closed).
       throw unavailable(1, 'Password checks are temporarily unavailable; try again shortly.');
@@ -571,8 +601,13 @@ export class LinkService {
       this.deps.rejected?.('link_password');
       throw rateLimitError(decision, 'Too many wrong passwords for this link; try again later.', 'link_password');
     }
+    if (linkDecision && !linkDecision.allowed) {
+      this.deps.rejected?.('link_password_all_clients');
+      throw rateLimitError(linkDecision, 'Too many wrong passwords for this link from all its visitors; try again later.', 'link_password_all_clients');
+    }
     if (await verifyPassword(password, access.hash)) {
       this.guesses.refund(identity, this.guessRules);
+      this.guesses.refund(linkIdentity, this.linkGuessRules);
       return { ok: true, url: access.url, limitHeaders: rateLimitHeaders(this.guesses.peek(identity, this.guessRules)) };
     }
     return { ok: false, limitHeaders: rateLimitHeaders(decision) };

@@ -3,8 +3,9 @@
 //   POST /api/shorten  strict per API key: bucket + per-second burst cap + daily quota; fails closed
 //   GET /api/search    strict per API key and tier (recent | relevance); fails open
 //   GET /{code}        loose per client IP, in memory shared by the HTTP threads; cannot fail
-//   POST /{code}       a protected link's wrong passwords, strict per client network and code;
-//                      fails closed (checked by the link service, links/service.ts)
+//   POST /{code}       a protected link's wrong passwords, strict per client network and code, and
+//                      per code from every client together; fails closed (checked by the link
+//                      service, links/service.ts)
 import type { Config } from '../config';
 import type { CompositeDecision, LimitRule, LimitOutcome } from '../core/token-bucket';
 import { unavailable } from '../http/errors';
@@ -32,10 +33,26 @@ export function searchRules(config: Config, tier: SearchTier): LimitRule[] {
 /** Where the wrong-password limit's records are in the limiter's store: every key starts so. */
 export const PASSWORD_GUESSES = 'link_password:';
 
-/** The wrong-password limit of a protected link (limits.link_password). */
+/** The wrong-password limit of a protected link for one client (limits.link_password). */
 export function passwordGuessRules(config: Config): LimitRule[] {
   const g = config.limits.link_password;
   return [{ kind: 'bucket', name: 'link_password', capacity: g.capacity, refillPerSecond: g.refill_per_second }];
+}
+
+/**
+ * Where the wrong-password limit of a link for all clients together keeps its records, one per
+ * code. A prefix of its own: the per-client records' forgetting pass never reads these.
+ */
+export const LINK_PASSWORD_GUESSES = 'link_password_all_clients:';
+
+/**
+ * The wrong-password limit of a protected link for every client together
+ * (limits.link_password_all_clients): a client that spreads its guesses over many addresses (a
+ * botnet, or the /64s of one IPv6 /48) meets it when it has used up the allowance of the link.
+ */
+export function linkPasswordGuessRules(config: Config): LimitRule[] {
+  const g = config.limits.link_password_all_clients;
+  return [{ kind: 'bucket', name: 'link_password_all_clients', capacity: g.capacity, refillPerSecond: g.refill_per_second }];
 }
 
 export interface RateLimitHooks {

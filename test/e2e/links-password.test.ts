@@ -1,5 +1,6 @@
 // Password links: the form and the JSON 401 on GET /{code}, POST /{code} with the password (form
-// or JSON), the per-address-and-code limit on wrong guesses, expiry, edits, and what is stored.
+// or JSON), the limits on wrong guesses (per address and code, per code from every address),
+// expiry, edits, and what is stored.
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -146,6 +147,62 @@ t.test('an IPv6 client is counted by its /64: moving within it gives no new gues
   }
   t.equal((await server.post('/' + code, from('2001:db8:7:7:abcd:ef01:2345:6789', form('correct horse')))).status, 429, 'a sixth address of the /64 is refused');
   t.equal((await server.post('/' + code, from('2001:db8:7:8::1', form('correct horse')))).status, 302, 'the next /64 is another client');
+});
+
+t.test("wrong passwords from every client together: 429 for all past the link's allowance; a new password opens it", async (t) => {
+  // A server of its own, so that the allowance of a link for all clients is small enough to spend.
+  const guarded = await startServer({
+    threads: testThreads(),
+    config: {
+      server: { public_origin: 'https://sho.rt', trusted_proxies: ['127.0.0.1'] },
+      limits: { link_password_all_clients: { capacity: 6, refill_per_second: 0.001 } },
+    },
+  });
+  t.teardown(() => guarded.close());
+  const owner = await guarded.keygen('owner');
+  const code = await create(guarded, owner, 'https://example.com/crowd-guarded', { password: 'correct horse' });
+  const other = await create(guarded, owner, 'https://example.com/crowd-guarded-too', { password: 'correct horse' });
+  for (let i = 0; i < 5; i++) t.equal((await guarded.post('/' + code, from('203.0.113.1', form(`guess ${i}`)))).status, 401);
+  const clientLimited = await guarded.post('/' + code, from('203.0.113.1', form('guess 5')));
+  t.equal(clientLimited.status, 429);
+  t.match(clientLimited.text, /Too many wrong passwords/);
+  const sixth = await guarded.post('/' + code, from('203.0.113.2', { body: JSON.stringify({ password: 'guess 6' }), headers: { 'content-type': 'application/json' } }));
+  t.equal(sixth.status, 401, "a guess refused by its client's limit took nothing from the link's: a sixth is checked");
+  t.equal(sixth.headers.get('x-ratelimit-limit'), '5', "a 401 carries the client's own limit");
+  t.equal(sixth.headers.get('x-ratelimit-remaining'), '4');
+
+  const locked = await guarded.post('/' + code, from('203.0.113.3', { body: JSON.stringify({ password: 'correct horse' }), headers: { 'content-type': 'application/json' } }));
+  t.equal(locked.status, 429, 'a new client with the right password waits too');
+  t.equal(locked.json.error, 'rate_limited');
+  t.equal(locked.json.limit, 'link_password_all_clients');
+  t.equal(locked.json.message, 'Too many wrong passwords for this link from all its visitors; try again later.');
+  t.ok(locked.json.retry_after_seconds >= 1);
+  t.equal(locked.headers.get('retry-after'), String(locked.json.retry_after_seconds));
+  t.equal(locked.headers.get('x-ratelimit-limit'), '6', "the 429's headers describe the limit that refused it");
+  t.equal(locked.headers.get('x-ratelimit-remaining'), '0');
+  const lockedForm = await guarded.post('/' + code, from('203.0.113.4', form('correct horse')));
+  t.equal(lockedForm.status, 429);
+  t.match(lockedForm.headers.get('content-type'), /^text\/html/);
+  t.match(lockedForm.text, /Too many wrong passwords/);
+  t.equal((await guarded.post('/' + code, from('203.0.113.5', form('abc')))).status, 429, 'limited before anything is checked');
+  const ownAllowance = await guarded.post('/' + other, from('203.0.113.3', form('wrong again')));
+  t.equal(ownAllowance.status, 401, 'another link has an allowance of its own');
+  t.equal(ownAllowance.headers.get('x-ratelimit-remaining'), '4', "and the refused guesses cost the client nothing");
+  t.equal((await guarded.post('/' + other, from('203.0.113.3', form('correct horse')))).status, 302);
+
+  const changed = await guarded.request('PATCH', `/api/links/${code}`, { key: owner.key, json: { password: 'battery staple' } });
+  t.equal(changed.status, 200);
+  t.equal((await guarded.post('/' + code, from('198.51.100.1', form('battery staple')))).status, 302, 'a new password opens the link to its visitors again');
+  t.equal((await guarded.post('/' + code, from('198.51.100.2', form('battery staple')))).status, 302, 'right passwords cost nothing');
+  for (let i = 0; i < 6; i++) {
+    t.equal((await guarded.post('/' + code, from(`198.51.100.${10 + i}`, form(`guess ${i}`)))).status, 401, `wrong guess ${i + 1} of 6 from another client`);
+  }
+  t.equal((await guarded.post('/' + code, from('198.51.100.20', form('battery staple')))).status, 429, 'the seventh is refused');
+
+  const metrics = await guarded.get('/metrics');
+  t.match(metrics.text, /perch_rate_limit_rejections_total\{limit="link_password_all_clients"\} [1-9]/);
+  const hot = readFileSync(join(lmdbPath(guarded.dataDir), 'data.mdb')).toString('latin1');
+  t.ok(hot.includes(`link_password_all_clients:${code}`), "the link's record is kept by code");
 });
 
 t.test('bad bodies, unknown, expired and open links', async (t) => {
