@@ -270,6 +270,8 @@ t.test("a reply from the post's page joins its thread, and deleting one's own po
   await waitInPage(bobPage, `document.querySelectorAll('.thread-replies article').length === 1 && document.querySelector('.focus-post .post-actions').textContent.includes('1 reply')`);
   t.equal(await textOf(bobPage, '#replies-title'), '1 reply');
   t.equal(await textOf(bobPage, '.thread-replies article .post-text'), 'Lovely light in that one.', 'the reply is in the thread');
+  await waitInPage(bobPage, `document.querySelector('[aria-live="polite"]').textContent === 'Reply posted; it is the last in the thread.'`);
+  t.pass('announced as where the reply went');
   const parent = await server.get(`/api/posts/${postId}`);
   t.equal(parent.json.reply_count, 1, 'the server counts the reply');
   const bobs = await server.get('/api/users/@bob/posts');
@@ -341,6 +343,8 @@ t.test('follower lists, and unfollowing from the profile', async (t) => {
   await clickText(bobPage, '.follow button', 'Unfollow @alice');
   await waitInPage(bobPage, `document.querySelector('.follow button')?.textContent.trim() === 'Follow @alice'`);
   await waitInPage(bobPage, `document.querySelector('.profile-counts').textContent.includes('0 followers')`);
+  await waitInPage(bobPage, `document.body.textContent.includes('Nobody follows @alice yet.')`);
+  t.equal(await bobPage.$('.user-list li'), null, 'the list shown follows the unfollow');
   t.equal((await server.get('/api/users/@alice')).json.followers_count, 0);
   t.equal((await server.get('/api/users/@bob')).json.following_count, 0);
   await bobPage.goto(server.url + '/#/users/bob/following');
@@ -495,6 +499,19 @@ t.test('a thread: the posts it answers above, its replies below, oldest first, p
   await waitInPage(bobPage, `document.querySelectorAll('.ancestors article').length === 2`);
   t.same(await bobPage.$$eval('.ancestors article', (els: any[]) => els.map((e) => e.dataset.postId)), [root, first], 'the whole chain, oldest first');
   await waitInPage(bobPage, `document.body.textContent.includes('No replies yet.')`);
+
+  // A post above deleted since this tab read it: not shown from memory on the next visit, and the
+  // page says which one is missing.
+  const deeper = await say(bob, 'Second floor, I think.', nested);
+  t.equal((await server.request('DELETE', `/api/posts/${first}`, { key: alice.key })).status, 204);
+  await bobPage.evaluate(`location.hash = '#/posts/${root}'`);
+  await waitInPage(bobPage, `location.hash === '#/posts/${root}' && !!document.querySelector('.focus-post article[data-post-id="${root}"]')`);
+  await bobPage.evaluate(`location.hash = '#/posts/${nested}'`);
+  await waitInPage(bobPage, `document.body.textContent.includes('The post this replies to was deleted.')`);
+  t.equal(await bobPage.$('.ancestors article'), null, 'the deleted post is gone from above it');
+  await bobPage.evaluate(`location.hash = '#/posts/${deeper}'`);
+  await waitInPage(bobPage, `document.body.textContent.includes('An earlier post in this thread was deleted.')`);
+  t.same(await bobPage.$$eval('.ancestors article', (els: any[]) => els.map((e) => e.dataset.postId)), [nested], 'the chain up to the deleted post');
 });
 
 t.test('no script errors or Content-Security-Policy violations in any tab', async (t) => {

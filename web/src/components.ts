@@ -14,10 +14,14 @@ import { onNotification } from './notifications';
 /** The text of the page's polite live region: outcomes of actions, for screen readers. */
 export const announcement = createStore('');
 
+let pendingAnnouncement: ReturnType<typeof setTimeout> | undefined;
+
+/** Says `text` in the live region; of two sentences announced at once, the later is the one said. */
 export function announce(text: string): void {
   // Clearing first makes the same sentence twice in a row be read twice.
   announcement.set('');
-  setTimeout(() => announcement.set(text), 50);
+  clearTimeout(pendingAnnouncement);
+  pendingAnnouncement = setTimeout(() => announcement.set(text), 50);
 }
 
 export function LiveRegion() {

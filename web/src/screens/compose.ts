@@ -107,8 +107,9 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
       uploaded.forEach((a) => URL.revokeObjectURL(a.preview));
       setAttachments([]);
       setText('');
-      onPosted({ ...post, like_count: 0, reply_count: 0, author: { id: me.id, handle: me.handle } });
+      // Said first, so that a screen that knows more (where a reply went) can say it instead.
       announce(replyTo ? 'Reply posted.' : 'Posted.');
+      onPosted({ ...post, like_count: 0, reply_count: 0, author: { id: me.id, handle: me.handle } });
     } catch (err) {
       setError(err);
     } finally {

@@ -23,11 +23,15 @@ interface Ancestors {
   deleted: boolean;
 }
 
+/**
+ * The posts above one in its thread, read afresh: one of them may have been deleted, or its counts
+ * changed, since this tab last read it.
+ */
 async function ancestorsOf(post: PostData): Promise<Ancestors> {
   const chain: PostData[] = [];
   let next = post.reply_to;
   while (next && chain.length < MAX_ANCESTORS) {
-    const parent = await postById(next);
+    const parent = await postById(next, true);
     if (!parent) return { posts: chain.reverse(), more: null, deleted: true };
     chain.push(parent);
     next = parent.reply_to;
@@ -105,7 +109,9 @@ export function PostPage({ id }: { id: string }) {
     ${above && (above.posts.length > 0 || above.more || above.deleted)
       ? html`<section aria-label="Earlier in the thread" class="ancestors">
           ${above.more ? html`<p class="small"><a href=${href('/posts/' + above.more)}>Earlier posts in the thread</a></p>` : null}
-          ${above.deleted ? html`<p class="muted small">The post this thread began with was deleted.</p>` : null}
+          ${above.deleted
+            ? html`<p class="muted small">${above.posts.length === 0 ? 'The post this replies to was deleted.' : 'An earlier post in this thread was deleted.'}</p>`
+            : null}
           <ol class="post-list thread-above">
             ${above.posts.map((p) => html`<li key=${p.id}><${PostCard} post=${p} inThread=${true} onChange=${(changed: PostData) =>
               setAbove((a) => a && { ...a, posts: a.posts.map((x) => (x.id === changed.id ? changed : x)) })} /></li>`)}

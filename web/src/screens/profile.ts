@@ -60,10 +60,11 @@ function FollowButton({ user, onChange }: { user: User; onChange: (u: User) => v
   </div>`;
 }
 
-function UserList({ handle, tab }: { handle: string; tab: 'followers' | 'following' }) {
+/** A user's followers or followees; read again whenever `version` changes (a follow made here). */
+function UserList({ handle, tab, version }: { handle: string; tab: 'followers' | 'following'; version: number }) {
   const feed = useFeed(
     (cursor) => api.get<Page<User>>(withQuery(`/api/users/${byHandle(handle)}/${tab}`, { limit: 20, cursor })),
-    `${handle}/${tab}`,
+    `${handle}/${tab}/${version}`,
   );
   return html`<div>
     ${feed.items.length === 0 && feed.done && !feed.error
@@ -94,6 +95,8 @@ export function Profile({ handle, tab }: { handle: string; tab: ProfileTab }) {
   const me = useStore(session).me;
   const [user, setUser] = useState<User | null>(null);
   const [error, setError] = useState<unknown>(null);
+  // Bumped by a follow or unfollow made here: the lists shown may hold the follower.
+  const [followsChanged, setFollowsChanged] = useState(0);
 
   useEffect(() => {
     let current = true;
@@ -108,13 +111,15 @@ export function Profile({ handle, tab }: { handle: string; tab: ProfileTab }) {
     };
   }, [handle]);
 
+  // The address may spell the handle in another case: once the user is read, its own spelling.
+  const name = user?.handle ?? handle;
   const tabs: [ProfileTab, string, string][] = [
-    ['posts', 'Posts', `/users/${handle}`],
-    ['followers', 'Followers', `/users/${handle}/followers`],
-    ['following', 'Following', `/users/${handle}/following`],
+    ['posts', 'Posts', `/users/${name}`],
+    ['followers', 'Followers', `/users/${name}/followers`],
+    ['following', 'Following', `/users/${name}/following`],
   ];
   return html`<div class="screen">
-    <${ScreenTitle}>@${handle}</${ScreenTitle}>
+    <${ScreenTitle}>@${name}</${ScreenTitle}>
     ${error ? html`<${ErrorMessage} error=${error} />` : null}
     ${!user && !error ? html`<${Loading} />` : null}
     ${user
@@ -124,7 +129,10 @@ export function Profile({ handle, tab }: { handle: string; tab: ProfileTab }) {
             <a href=${href(`/users/${user.handle}/followers`)}><strong>${user.followers_count}</strong> ${user.followers_count === 1 ? 'follower' : 'followers'}</a>
             <a href=${href(`/users/${user.handle}/following`)}><strong>${user.following_count}</strong> following</a>
           </p>
-          ${me && me.id !== user.id ? html`<${FollowButton} user=${user} onChange=${setUser} />` : me ? html`<p class="muted small">This is you.</p>` : null}
+          ${me && me.id !== user.id ? html`<${FollowButton} user=${user} onChange=${(u: User) => {
+                setUser(u);
+                setFollowsChanged((n) => n + 1);
+              }} />` : me ? html`<p class="muted small">This is you.</p>` : null}
         </section>
         <nav class="tabs" aria-label="Profile sections">
           <ul>
@@ -132,7 +140,7 @@ export function Profile({ handle, tab }: { handle: string; tab: ProfileTab }) {
           </ul>
         </nav>
         <section aria-label=${tabs.find(([t]) => t === tab)![1]}>
-          ${tab === 'posts' ? html`<${UserPosts} user=${user} />` : html`<${UserList} handle=${user.handle} tab=${tab} />`}
+          ${tab === 'posts' ? html`<${UserPosts} user=${user} />` : html`<${UserList} handle=${user.handle} tab=${tab} version=${followsChanged} />`}
         </section>`
       : null}
   </div>`;
