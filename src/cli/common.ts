@@ -4,12 +4,13 @@ import { InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config';
 import { existsSync } from 'node:fs';
 import { printable } from './format';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ensureDataDir, secureDataDir } from '../store/data-dir';
 import { sqlitePath } from '../store/sqlite';
 import { lmdbPath, openHotStore, type HotStore } from '../store/lmdb';
 import { leaseNodeId, type LeasedIdGenerator } from '../store/node-lease';
 import type { AccountStore, User } from '../accounts/store';
+import { MANIFEST_FILE } from '../backup/manifest';
 
 export interface CommonOptions {
   /** --data: wins over PERCH_DATA and the config's `data` (config.ts). */
@@ -41,8 +42,24 @@ export function dataDirPath(opts: CommonOptions): string {
   return resolve(opts.data ?? commandConfig(opts).data);
 }
 
+/**
+ * Refuses a backup given as a data directory. A backup holds a perch.db, so it would pass for one;
+ * but opening it changes it (SQLite switches the file to its write-ahead log, a server or a
+ * command adds its stores), and a backup whose database no longer matches its manifest's checksum
+ * cannot be restored.
+ */
+export function refuseBackupAsData(dir: string): void {
+  if (existsSync(join(dir, MANIFEST_FILE))) {
+    throw new UsageError(
+      `${dir} is a perch backup (it holds ${MANIFEST_FILE}), not a data directory: opening it would change it and it could no longer be restored; ` +
+        `restore it into a data directory first (perch restore ${dir} --data NEW_DIR)`,
+    );
+  }
+}
+
 /** Opens (creating if needed) the data directory for a command. */
 export function dataDirOf(opts: CommonOptions): string {
+  refuseBackupAsData(dataDirPath(opts));
   const dir = ensureDataDir(dataDirPath(opts));
   secureDataDir(dir);
   return dir;
@@ -55,6 +72,7 @@ export function dataDirOf(opts: CommonOptions): string {
 export function existingDataDirOf(opts: CommonOptions): string {
   const setting = opts.data ?? commandConfig(opts).data;
   const dir = resolve(setting);
+  refuseBackupAsData(dir);
   if (!existsSync(sqlitePath(dir))) {
     // Said when no setting chose the directory, only the working directory.
     const hint = opts.data === undefined && setting === DEFAULT_DATA_DIR ? '; set --data or PERCH_DATA' : '';

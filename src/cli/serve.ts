@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { serve } from '../server/supervisor';
-import { commandConfig, type CommonOptions } from './common';
+import { commandConfig, refuseBackupAsData, type CommonOptions } from './common';
 
 interface ServeOptions extends CommonOptions {
   port?: number;
@@ -14,5 +14,7 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
   if (opts.host !== undefined) server.host = opts.host;
   if (opts.threads !== undefined) server.threads = opts.threads;
   const config = commandConfig(opts, { server });
-  await serve({ config, dataDir: resolve(config.data) });
+  const dataDir = resolve(config.data);
+  refuseBackupAsData(dataDir);
+  await serve({ config, dataDir });
 }

@@ -216,6 +216,40 @@ t.test('a quiet backup restores timelines, profiles and link lists exactly; the 
   t.equal(created.status, 201, 'the code pool was filled again');
 });
 
+commandTest('a backup given as a data directory is refused by every command, and stays restorable', async (t) => {
+  const d = dir();
+  t.equal((await runCli(['keygen', '--user', 'alice', '--data', d])).code, 0);
+  const backup = join(dir(), 'bk');
+  t.equal((await runCli(['backup', backup, '--data', d])).code, 0);
+  const before = readdirSync(backup).sort();
+  const database = readFileSync(join(backup, 'perch.db'));
+  const csv = join(dir(), 'links.csv');
+  writeFileSync(csv, 'url\nhttps://example.com/\n');
+  const commands = [
+    ['status'],
+    ['keys', 'list'],
+    ['keygen', '--user', 'bob'],
+    ['migrate'],
+    ['reindex'],
+    ['import', 'csv', csv, '--user', 'alice'],
+    ['backup', join(dir(), 'bk2')],
+    ['serve', '--port', '0'],
+  ];
+  for (const command of commands) {
+    const r = await runCli([...command, '--data', backup]);
+    t.equal(r.code, 2, `${command[0]}: refused as a usage error`);
+    t.equal(
+      r.stderr,
+      `perch: ${backup} is a perch backup (it holds manifest.json), not a data directory: opening it would change it and it could no longer be restored; restore it into a data directory first (perch restore ${backup} --data NEW_DIR)\n`,
+      `${command.join(' ')} says why and what to do`,
+    );
+  }
+  t.same(readdirSync(backup).sort(), before, 'nothing added to the backup');
+  t.ok(readFileSync(join(backup, 'perch.db')).equals(database), 'its database unchanged, byte for byte');
+  const restored = await runCli(['restore', backup, '--data', join(dir(), 'restored')]);
+  t.equal(restored.code, 0, restored.stderr);
+});
+
 commandTest('refusals: nothing is touched', async (t) => {
   const d = dir();
   t.equal((await runCli(['keygen', '--user', 'alice', '--data', d])).code, 0);
