@@ -55,7 +55,8 @@ export function parseCsv(text: string): Array<{ line: number; fields: string[] }
             i++;
             break;
           }
-          if (c === 10) line++;
+          // A line break is LF, CR LF, or CR alone (old Mac exports).
+          if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) line++;
           value += text[i++];
         }
         const next = text.charCodeAt(i);
@@ -76,11 +77,11 @@ export function parseCsv(text: string): Array<{ line: number; fields: string[] }
       }
       break;
     }
-    if (text.charCodeAt(i) === 13) i++;
-    if (text.charCodeAt(i) === 10) {
-      i++;
-      line++;
-    }
+    const cr = text.charCodeAt(i) === 13;
+    if (cr) i++;
+    const lf = text.charCodeAt(i) === 10;
+    if (lf) i++;
+    if (cr || lf) line++;
     if (!(fields.length === 1 && fields[0] === '')) out.push({ line: start, fields });
   }
   return out;

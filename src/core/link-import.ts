@@ -119,7 +119,8 @@ export function jsonValues(text: string): unknown[] {
 function pages(text: string): unknown[] {
   const out: unknown[] = [];
   for (const v of jsonValues(text)) {
-    if (Array.isArray(v)) out.push(...v);
+    // One element at a time: spread as arguments, an array of a few hundred thousand overflows the stack.
+    if (Array.isArray(v)) for (const page of v) out.push(page);
     else out.push(v);
   }
   if (out.length === 0) throw new ImportFileError('the file is empty');

@@ -31,6 +31,13 @@ t.test('kutt: an array of pages reads like pages in a row; a page of another sha
   t.throws(() => parseImport('kutt', '{"shortUrls":{"data":[]}}'), /not a Kutt links page/);
   t.throws(() => parseImport('shlink', '{"data":[]}'), /not a Shlink short-URLs page/);
   t.throws(() => parseImport('kutt', ''), /empty/);
+  // More elements than a call takes as arguments: read one by one, not spread.
+  const many = Array.from({ length: 300_000 }, (_, i) => page(`c${i}`));
+  const read = parseImport('kutt', JSON.stringify(many));
+  t.equal(read.length, 300_000, 'an array of 300,000 pages');
+  t.equal(read[299_999].code, 'c299999');
+  const flat = Array.from({ length: 130_000 }, (_, i) => ({ address: `x${i}`, target: `https://e.example/${i}` }));
+  t.throws(() => parseImport('kutt', JSON.stringify(flat)), /not a Kutt links page/, 'a long array of entries, not pages, is refused as such');
 });
 
 t.test('csv: the url column is required; short_code reads as code (perch export)', async (t) => {
