@@ -1,13 +1,15 @@
 // perch status: whether a server runs on the data directory, what the stores hold and how far
 // background work lags, read straight from the data directory (works whether or not the server
-// is running). Each capability reports its own section (capability.ts, status).
+// is running). Each capability reports its own section (capability.ts, status). It only looks: a
+// schema older than this perch's is reported, not migrated (an older server may still run on it).
 import { join } from 'node:path';
 import { openSqlite, sqlitePath, walPath } from '../store/sqlite';
 import { currentSchemaVersion } from '../store/migration';
 import { liveLeases } from '../store/node-lease';
 import { liveServers } from '../store/server-registry';
+import { serverRunsOn } from '../store/server-lock';
 import { directoryUsage, fileSize } from '../store/data-dir';
-import { CAPABILITIES, migrateAll } from '../capabilities';
+import { CAPABILITIES, latestSchemaVersion } from '../capabilities';
 import type { StatusSection } from '../capability';
 import { VERSION } from '../version';
 import { commandConfig, existingDataDirOf, printJson, announceDataDir, commandHotStore, type CommonOptions } from './common';
@@ -52,13 +54,24 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
   const config = commandConfig(opts);
   const dir = existingDataDirOf(opts);
   const db = openSqlite(dir);
-  migrateAll(db);
+  const schemaVersion = currentSchemaVersion(db);
+  const latest = latestSchemaVersion();
+  // The capabilities' sections read tables of the current schema: on an older one they would
+  // fail, and migrating it here would change the data under an older server still running on it.
+  const migrationsPending = Math.max(0, latest - schemaVersion);
   const hot = commandHotStore(dir);
   try {
     const now = Date.now();
     const sections: Record<string, StatusSection> = {};
-    for (const c of CAPABILITIES) if (c.status) sections[c.name] = c.status({ config, dataDir: dir, sqlite: db, hot });
-    const servers = liveServers(hot).map((s) => ({
+    if (migrationsPending === 0) {
+      for (const c of CAPABILITIES) if (c.status) sections[c.name] = c.status({ config, dataDir: dir, sqlite: db, hot });
+    }
+    // The kernel's word first (store/server-lock.ts): a record outlives a server killed with
+    // SIGKILL, and its pid may since belong to another process, or in a container (a PID
+    // namespace) be this very command's. This command is never a server either.
+    const running = serverRunsOn(dir);
+    const records = running ? liveServers(hot).filter((s) => s.pid !== process.pid) : [];
+    const servers = records.map((s) => ({
       pid: s.pid,
       version: s.version,
       started_at: s.startedAt,
@@ -73,7 +86,9 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
     const status = {
       data_dir: dir,
       version: VERSION,
-      schema_version: currentSchemaVersion(db),
+      schema_version: schemaVersion,
+      migrations_pending: migrationsPending,
+      server_running: running,
       servers: withMemory,
       hot_store: {
         file_bytes: lmdb.fileBytes,
@@ -93,7 +108,8 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
       return;
     }
     const rows: string[][] = [['data directory', dir]];
-    if (servers.length === 0) rows.push(['server', 'not running']);
+    if (!running) rows.push(['server', 'not running']);
+    else if (servers.length === 0) rows.push(['server', 'running, in a process this command cannot see (another PID namespace, such as a container)']);
     for (const s of servers) {
       rows.push(['server', `running: pid ${s.pid}, perch ${s.version}, up ${humanDuration(s.uptime_seconds)}, ${s.url}, ${s.threads} HTTP thread${s.threads === 1 ? '' : 's'}`]);
       rows.push(['', `short URLs ${s.public_origin}/…`]);
@@ -113,6 +129,9 @@ export async function statusCommand(opts: StatusOptions): Promise<void> {
     rows.push(['hot store', `${humanBytes(lmdb.fileBytes)} file, ${lmdb.usedPages} pages of ${humanBytes(lmdb.pageSizeBytes)} in use, map ${humanBytes(lmdb.mapSizeBytes)}`]);
     rows.push(['perch', `${VERSION} (this command)`]);
     rows.push(['database', `${humanBytes(status.database.bytes)} + ${humanBytes(status.database.wal_bytes)} write-ahead log, schema version ${status.schema_version}`]);
+    if (migrationsPending > 0) {
+      rows.push(['', `${migrationsPending} migration${migrationsPending === 1 ? '' : 's'} of perch ${VERSION} not applied: perch migrate applies them (a server does as it starts); the rest is shown after`]);
+    }
     rows.push(['media files', `${status.media_files.files}, ${humanBytes(status.media_files.bytes)}`]);
     for (const [name, section] of Object.entries(sections)) {
       for (const [key, value] of Object.entries(section)) {

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { AccountStore } from '../../src/accounts/store';
 import { hashApiKey, newApiKey, newKeyId } from '../../src/core/api-key';
 import { openSqlite } from '../../src/store/sqlite';
+import { openHotStore } from '../../src/store/lmdb';
+import { SERVERS_DB } from '../../src/store/server-registry';
 import { VERSION } from '../../src/version';
 import { PERCH, ROOT, cleanEnv, runCli, startServer, tempDataDir, untraced } from '../helpers/server';
 import { commandTest } from '../helpers/command-test';
@@ -250,8 +252,50 @@ t.test('perch status: aligned, whether a server runs (pid, version, uptime, addr
   t.match(human.stdout, /^database\s+\d+\.\d KiB \+ \d+(\.\d)? (B|KiB|MiB) write-ahead log, schema version \d+$/m);
   t.match(human.stdout, /^media files\s+0, 0 B$/m);
 
+  t.equal(s.server_running, true);
+  t.equal(s.migrations_pending, 0);
+  t.type(s.links, 'object', "the capabilities' sections");
+
   await server.stop();
   const after = await runCli(['status', '--data', d]);
   t.match(after.stdout, /^server\s+not running$/m);
-  t.same(JSON.parse((await runCli(['status', '--json', '--data', d])).stdout).servers, []);
+  const stopped = JSON.parse((await runCli(['status', '--json', '--data', d])).stdout);
+  t.same(stopped.servers, []);
+  t.equal(stopped.server_running, false);
+});
+
+t.test('perch status: a server killed is not running, whatever its record says; an older schema is shown, not migrated', async (t) => {
+  const d = dir();
+  const server = await startServer({ dataDir: d });
+  await server.stop('SIGKILL');
+  // Its record stays in the hot store, and its pid may be any live process's by now (in a
+  // container, where the server was pid 1, the very command that looks is): here, this test's.
+  const hot = openHotStore(d);
+  const records = hot.db<Record<string, unknown>, number>(SERVERS_DB);
+  const [record] = [...records.getRange()].map((r) => r.value);
+  t.ok(record, "the killed server's record is there");
+  records.putSync(process.pid, { ...record, pid: process.pid });
+  await hot.close();
+  const killed = await runCli(['status', '--data', d]);
+  t.equal(killed.code, 0, killed.stderr);
+  t.match(killed.stdout, /^server\s+not running$/m);
+  t.notMatch(killed.stdout, /server memory/);
+  t.equal(JSON.parse((await runCli(['status', '--json', '--data', d])).stdout).server_running, false);
+
+  // An older schema: the last migration not recorded as applied.
+  const db = openSqlite(d);
+  const latest = (db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v;
+  db.prepare('DELETE FROM schema_migrations WHERE version = ?').run(latest);
+  db.close();
+  const older = await runCli(['status', '--json', '--data', d]);
+  t.equal(older.code, 0, older.stderr);
+  const o = JSON.parse(older.stdout);
+  t.equal(o.schema_version, latest - 1);
+  t.equal(o.migrations_pending, 1);
+  t.equal(o.links, undefined, "the capabilities' sections wait for the migration");
+  const human = await runCli(['status', '--data', d]);
+  t.match(human.stdout, /^\s+1 migration of perch .+ not applied: perch migrate applies them \(a server does as it starts\); the rest is shown after$/m);
+  const check = openSqlite(d, { readonly: true });
+  t.equal((check.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v, latest - 1, 'status applied nothing');
+  check.close();
 });
