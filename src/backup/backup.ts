@@ -82,6 +82,7 @@ export async function createBackup(dataDir: string, target: string, now = new Da
 
     let bytes = 0;
     const missing: string[] = [];
+    const hashes: Record<string, string> = {};
     for (const rel of files) {
       const to = join(target, rel);
       try {
@@ -90,7 +91,10 @@ export async function createBackup(dataDir: string, target: string, now = new Da
         // A row whose file is gone is reported, not a reason to have no backup at all.
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
         missing.push(rel);
+        continue;
       }
+      // Of the copy, as written: a restore checks every file against it.
+      hashes[rel] = await sha256File(to);
     }
 
     const database = join(target, DATABASE_FILE);
@@ -103,7 +107,7 @@ export async function createBackup(dataDir: string, target: string, now = new Da
       created_at: now.toISOString(),
       source_data_dir: dataDir,
       database: { file: DATABASE_FILE, bytes: statSync(database).size, sha256: await sha256File(database) },
-      files: { count: files.length - missing.length, bytes, missing },
+      files: { count: files.length - missing.length, bytes, missing, sha256: hashes },
       row_counts: rowCounts,
       not_included: HOT_STORE_NOTE,
     };

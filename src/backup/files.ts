@@ -1,7 +1,7 @@
 // File-system steps of backup and restore: durable copies, hashes, and what a directory holds.
 import { closeSync, copyFileSync, createReadStream, fsyncSync, mkdirSync, openSync, readdirSync, statSync, type Dirent } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { processAlive } from '../store/node-lease';
 
 /** What is at `path`: nothing, an empty directory, a directory with entries, or something else. */
@@ -52,14 +52,6 @@ function entriesUnder(dir: string): Dirent[] {
 /** An entry's full path (Node.js 20 names its folder `path`, later versions `parentPath`). */
 function pathOf(e: Dirent): string {
   return join((e as unknown as { parentPath?: string; path: string }).parentPath ?? e.path, e.name);
-}
-
-/** Every file under `dir`, as paths relative to it, sorted. */
-export function filesUnder(dir: string): string[] {
-  return entriesUnder(dir)
-    .filter((e) => e.isFile())
-    .map((e) => relative(dir, pathOf(e)))
-    .sort();
 }
 
 /**

@@ -22,7 +22,13 @@ export const manifestSchema = z.strictObject({
   created_at: z.string(),
   source_data_dir: z.string(),
   database: z.strictObject({ file: z.literal(DATABASE_FILE), bytes: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }),
-  files: z.strictObject({ count: z.number().int().nonnegative(), bytes: z.number().int().nonnegative(), missing: z.array(z.string()) }),
+  files: z.strictObject({
+    count: z.number().int().nonnegative(),
+    bytes: z.number().int().nonnegative(),
+    missing: z.array(z.string()),
+    /** Each file's SHA-256, by its path in the backup. Absent from backups made before it was kept. */
+    sha256: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)).optional(),
+  }),
   row_counts: z.record(z.string(), z.number().int().nonnegative()),
   not_included: z.string(),
 });

@@ -4,7 +4,7 @@
 // manifest (and so are the files it refers to), migrated to this perch's schema, and the hot
 // store is rebuilt from it: what it caches fills itself from SQLite, and each capability puts
 // back what it cannot do without (capability.ts, rebuildHot).
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Config } from '../config';
 import { CAPABILITIES, latestSchemaVersion, migrateAll } from '../capabilities';
@@ -13,7 +13,7 @@ import { openHotStore } from '../store/lmdb';
 import { openSqlite, type Sqlite } from '../store/sqlite';
 import { secureDataDir } from '../store/data-dir';
 import { RefusedError, referencedFiles } from './backup';
-import { copyDurably, directoryState, filesUnder, fsyncPath, fsyncTree, leftByGoneProcess, sha256File } from './files';
+import { copyDurably, directoryState, fsyncPath, fsyncTree, leftByGoneProcess, sha256File } from './files';
 import { DATABASE_FILE, MANIFEST_FILE, manifestSchema, type Manifest } from './manifest';
 import { quickCheck, tableRowCounts } from './store';
 
@@ -39,26 +39,46 @@ export function readManifest(source: string): Manifest {
   return r.data;
 }
 
+/** At most this many paths are named in a message about files. */
+const NAMED_FILES = 3;
+
+function named(paths: string[]): string {
+  return paths.slice(0, NAMED_FILES).join(', ') + (paths.length > NAMED_FILES ? ', …' : '');
+}
+
 /**
- * The files the database refers to (media) are all in the copy, as many and as large as the
- * manifest says (less those the backup already found missing): a backup whose files were lost or
- * cut short after it was made would otherwise restore into posts whose pictures are 404s.
+ * Copies into the staging directory the files the database refers to (media), and only those: a
+ * file someone put in the backup directory is not data perch wrote, and does not go into the data
+ * directory. They must all be there (less those the backup already found missing), as many and as
+ * large as the manifest says, and each with the SHA-256 it had when the backup wrote it (backups
+ * made before hashes were kept: count and size only): a backup whose files were lost, cut short or
+ * changed after it was made would otherwise restore into posts whose pictures are 404s, or are not
+ * the pictures that were posted.
  */
-function checkFiles(db: Sqlite, staging: string, manifest: Manifest): void {
+async function copyFiles(db: Sqlite, source: string, staging: string, manifest: Manifest): Promise<void> {
   const missingAtBackup = new Set(manifest.files.missing);
   const expected = referencedFiles(db).filter((rel) => !missingAtBackup.has(rel));
   const absent: string[] = [];
+  const changed: string[] = [];
   let bytes = 0;
   for (const rel of expected) {
+    const to = join(staging, rel);
     try {
-      bytes += statSync(join(staging, rel)).size;
-    } catch {
+      bytes += copyDurably(join(source, rel), to);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       absent.push(rel);
+      continue;
     }
+    const hashes = manifest.files.sha256;
+    if (hashes && hashes[rel] !== (await sha256File(to))) changed.push(rel);
   }
-  if (absent.length > 0) throw new Error(`the backup lacks ${absent.length} of its ${expected.length} files (${absent.slice(0, 3).join(', ')}${absent.length > 3 ? ', …' : ''})`);
+  if (absent.length > 0) throw new Error(`the backup lacks ${absent.length} of its ${expected.length} files (${named(absent)})`);
   if (expected.length !== manifest.files.count || bytes !== manifest.files.bytes) {
     throw new Error(`the backup's files are not the ones it wrote: ${expected.length} files of ${bytes} bytes, its manifest says ${manifest.files.count} of ${manifest.files.bytes}`);
+  }
+  if (changed.length > 0) {
+    throw new Error(`the backup's files are not the ones it wrote: ${changed.length} of ${expected.length} differ from their SHA-256 in the manifest (${named(changed)})`);
   }
 }
 
@@ -142,10 +162,7 @@ export async function restoreBackup(source: string, dataDir: string, config: Con
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging);
   try {
-    for (const rel of filesUnder(source)) {
-      if (rel === MANIFEST_FILE) continue;
-      copyDurably(join(source, rel), join(staging, rel));
-    }
+    copyDurably(database, join(staging, DATABASE_FILE));
     const db = openSqlite(staging);
     let applied: AppliedMigration[];
     try {
@@ -155,7 +172,7 @@ export async function restoreBackup(source: string, dataDir: string, config: Con
       for (const [table, n] of Object.entries(manifest.row_counts)) {
         if (counts[table] !== n) throw new Error(`the backup's ${table} has ${counts[table] ?? 0} rows, its manifest says ${n}`);
       }
-      checkFiles(db, staging, manifest);
+      await copyFiles(db, source, staging, manifest);
       applied = migrateAll(db);
       const hot = openHotStore(staging);
       try {

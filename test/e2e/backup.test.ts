@@ -4,6 +4,7 @@
 import t from 'tap';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import { runCli, startServer, tempDataDir, type Key, type TestServer } from '../helpers/server';
 import { commandTest } from '../helpers/command-test';
 import { createPost } from '../social/helpers';
@@ -112,7 +113,7 @@ t.test('a backup under writes has everything acknowledged before it started; the
   t.ok(manifest.row_counts.links >= before.links.length, `links: ${manifest.row_counts.links} ≥ ${before.links.length}`);
   t.ok(manifest.row_counts.posts <= acked.posts.length + 1, 'and no post that was never made');
   t.equal(manifest.row_counts.users, 2);
-  t.same(manifest.files, { count: 1, bytes: PNG.length, missing: [] });
+  t.same(manifest.files, { count: 1, bytes: PNG.length, missing: [], sha256: { [`media/${upload.json.id}`]: createHash('sha256').update(PNG).digest('hex') } });
   t.match(manifest.not_included, /^lmdb\/ is not included/);
   t.same(readdirSync(target).sort(), ['manifest.json', 'media', 'perch.db'], 'no LMDB, no write-ahead log beside the database');
   t.equal(mode(target), '700');
@@ -161,6 +162,27 @@ t.test('a backup under writes has everything acknowledged before it started; the
   t.equal(cut.code, 1);
   t.equal(cut.stderr, `perch: the backup's files are not the ones it wrote: 1 files of 100 bytes, its manifest says 1 of ${PNG.length}\n`);
   t.notOk(existsSync(lost), 'nor for a file cut short');
+
+  // Changed in place, the same size: its hash tells.
+  const altered = Buffer.from(PNG);
+  altered[altered.length - 1] ^= 0xff;
+  writeFileSync(media, altered);
+  const changed = await runCli(['restore', target, '--data', lost]);
+  t.equal(changed.code, 1);
+  t.equal(changed.stderr, `perch: the backup's files are not the ones it wrote: 1 of 1 differ from their SHA-256 in the manifest (media/${upload.json.id})\n`);
+  t.notOk(existsSync(lost), 'nor for a file changed');
+
+  // As written again, with a file of someone else's beside it: restored, without that file.
+  writeFileSync(media, PNG);
+  writeFileSync(join(target, 'NOTES.txt'), 'mine');
+  mkdirSync(join(target, 'media', 'extra'));
+  writeFileSync(join(target, 'media', 'extra', 'x.png'), PNG);
+  const clean = join(dir(), 'clean');
+  const again = await runCli(['restore', target, '--data', clean]);
+  t.equal(again.code, 0, again.stderr);
+  t.ok(readFileSync(join(clean, 'media', upload.json.id)).equals(PNG), 'the file the database refers to');
+  t.notOk(existsSync(join(clean, 'NOTES.txt')), 'a file perch did not write stays out of the data directory');
+  t.notOk(existsSync(join(clean, 'media', 'extra')), 'in media/ too');
 });
 
 t.test('a quiet backup restores timelines, profiles and link lists exactly; the copy goes on from there', async (t) => {
