@@ -11,7 +11,7 @@ import { CAPABILITIES } from '../capabilities';
 import { currentSchemaVersion } from '../store/migration';
 import { openSqlite, sqlitePath, type Sqlite } from '../store/sqlite';
 import { VERSION } from '../version';
-import { copyDurably, directoryState, fsyncPath, fsyncTree, leftByGoneProcess, sha256File } from './files';
+import { brokenLinkProblem, copyDurably, directoryState, fsyncPath, fsyncTree, leftByGoneProcess, sha256File } from './files';
 import { DATABASE_FILE, HOT_STORE_NOTE, MANIFEST_FILE, MANIFEST_FORMAT, type Manifest } from './manifest';
 import { quickCheck, tableRowCounts } from './store';
 
@@ -49,6 +49,8 @@ function clearAbandonedBackup(target: string): void {
 
 export async function createBackup(dataDir: string, target: string, now = new Date()): Promise<Manifest> {
   clearAbandonedBackup(target);
+  const broken = brokenLinkProblem(target);
+  if (broken) throw new RefusedError(broken);
   const state = directoryState(target);
   if (state === 'not-empty') throw new RefusedError(`${target} is not empty; a backup goes into a new or empty directory`);
   if (state === 'not-a-directory') throw new RefusedError(`${target} is not a directory`);

@@ -1,8 +1,29 @@
 // File-system steps of backup and restore: durable copies, hashes, and what a directory holds.
-import { closeSync, copyFileSync, createReadStream, fsyncSync, mkdirSync, openSync, readdirSync, statSync, type Dirent } from 'node:fs';
+import { closeSync, copyFileSync, createReadStream, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, statSync, type Dirent } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join, sep } from 'node:path';
 import { processAlive } from '../store/node-lease';
+
+/**
+ * What is wrong with a path that is a symbolic link to nothing, or undefined: it looks absent, but
+ * a directory cannot be made or moved into its place (the link is in the way), so a backup or
+ * restore into it would fail at its very end with the system's bare ENOTDIR or EEXIST.
+ */
+export function brokenLinkProblem(path: string): string | undefined {
+  let link;
+  try {
+    link = lstatSync(path);
+  } catch {
+    return undefined;
+  }
+  if (!link.isSymbolicLink()) return undefined;
+  try {
+    statSync(path);
+    return undefined;
+  } catch {
+    return `${path} is a symbolic link to ${readlinkSync(path)}, which does not exist; make that directory first, or give the real path`;
+  }
+}
 
 /** What is at `path`: nothing, an empty directory, a directory with entries, or something else. */
 export function directoryState(path: string): 'absent' | 'empty' | 'not-empty' | 'not-a-directory' {

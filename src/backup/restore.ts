@@ -13,7 +13,7 @@ import { openHotStore } from '../store/lmdb';
 import { openSqlite, type Sqlite } from '../store/sqlite';
 import { secureDataDir } from '../store/data-dir';
 import { RefusedError, referencedFiles } from './backup';
-import { copyDurably, directoryState, fsyncPath, fsyncTree, leftByGoneProcess, sha256File } from './files';
+import { brokenLinkProblem, copyDurably, directoryState, fsyncPath, fsyncTree, leftByGoneProcess, sha256File } from './files';
 import { DATABASE_FILE, MANIFEST_FILE, manifestSchema, type Manifest } from './manifest';
 import { quickCheck, tableRowCounts } from './store';
 
@@ -143,6 +143,8 @@ function moveInto(staging: string, dataDir: string): void {
 export async function restoreBackup(source: string, dataDir: string, config: Config): Promise<Restored> {
   const manifest = readManifest(source);
   removeAbandonedStaging(dataDir);
+  const broken = brokenLinkProblem(dataDir);
+  if (broken) throw new RefusedError(broken);
   const state = directoryState(dataDir);
   if (state === 'not-empty') throw new RefusedError(`${dataDir} is not empty; restore into an empty or absent data directory`);
   if (state === 'not-a-directory') throw new RefusedError(`${dataDir} is not a directory`);

@@ -2,7 +2,7 @@
 // post and link acknowledged before it started; a restored data directory redirects every link
 // and reads every timeline as the original does; and what must not be touched is not.
 import t from 'tap';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { runCli, startServer, tempDataDir, type Key, type TestServer } from '../helpers/server';
@@ -288,8 +288,21 @@ commandTest('refusals: nothing is touched', async (t) => {
   t.same(readdirSync(busy), ['keep.txt']);
   t.equal(readFileSync(join(busy, 'keep.txt'), 'utf8'), 'mine');
 
+  // A symbolic link to nothing looks absent, but nothing can be made in its place.
+  const links = dir();
+  const dangling = join(links, 'link');
+  symlinkSync(join(links, 'gone'), dangling);
+  const viaLink = await runCli(['backup', dangling, '--data', d]);
+  t.equal(viaLink.code, 1);
+  t.equal(viaLink.stderr, `perch: backup refused: ${dangling} is a symbolic link to ${join(links, 'gone')}, which does not exist; make that directory first, or give the real path\n`);
+  t.same(readdirSync(links), ['link'], 'nothing made');
+
   const empty = dir();
   t.equal((await runCli(['backup', empty, '--data', d])).code, 0, 'an empty directory is fine');
+  const restoreViaLink = await runCli(['restore', empty, '--data', dangling]);
+  t.equal(restoreViaLink.code, 1);
+  t.equal(restoreViaLink.stderr, `perch: restore refused: ${dangling} is a symbolic link to ${join(links, 'gone')}, which does not exist; make that directory first, or give the real path; nothing was changed\n`);
+  t.same(readdirSync(links), ['link'], 'nor by a restore');
   t.notOk(readdirSync(empty).some((f) => f.startsWith('.backup-in-progress-')), 'a finished backup leaves no marker');
 
   // A backup killed before its manifest (its marker names a pid no process has now): a retry into
