@@ -82,9 +82,9 @@ export interface Route {
   /** Whether the handler needs the peer's address (`ctx.remoteAddress`). */
   remoteAddress?: boolean;
   /**
-   * Headers added to every error answer of this route (of an authenticated route: once the caller
-   * is authenticated), including errors the glue answers itself (415, 413, a body that is not
-   * JSON): rate-limited endpoints show their limiter state on every response. Headers the error
+   * Headers added to every error answer of this route, including errors the glue answers itself
+   * (401, 415, 413, a body that is not JSON): rate-limited endpoints show their limiter state on
+   * every response. `ctx.principal` is null before the caller is authenticated. Headers the error
    * already carries win.
    */
   errorHeaders?(ctx: Ctx): Record<string, string>;
@@ -93,8 +93,8 @@ export interface Route {
 
 /**
  * A route served by a raw uWS handler, for the few hot paths (the redirect) that cannot afford
- * the generic glue. It takes part in 405/Allow like any other route; the handler must respond
- * (and count itself in metrics) on its own.
+ * the generic glue. It takes part in 405/Allow and in the framing check like any other route; the
+ * handler must respond (and count itself in metrics) on its own.
  */
 export interface RawRoute {
   method: 'GET' | 'HEAD';
@@ -396,8 +396,9 @@ export class Router {
       if (methods.includes('GET') && !methods.includes('HEAD')) methods.splice(methods.indexOf('GET') + 1, 0, 'HEAD');
       const allow = methods.join(', ');
       for (const r of raw) {
-        if (r.method === 'GET') app.get(path, r.handler);
-        else app.head(path, r.handler);
+        const handler = this.framed(r, path);
+        if (r.method === 'GET') app.get(path, handler);
+        else app.head(path, handler);
       }
       const paramCount = path.split('/').filter((s) => s.startsWith(':')).length;
       for (const route of routes) {
@@ -428,6 +429,31 @@ export class Router {
       app.any(path, (res, req) => this.reject(res, req, notFound('No such endpoint.'), 'unmatched'));
     }
     app.any('/*', (res, req) => this.reject(res, req, notFound('No such endpoint.'), 'unmatched'));
+  }
+
+  /**
+   * A raw route's handler behind the same framing check as every other route: a GET or HEAD with
+   * a Content-Length or Transfer-Encoding header is rare, so the common request pays two header
+   * reads, and one with framing two parsers could read differently is refused before it is served.
+   */
+  private framed(r: RawRoute, path: string): RawRoute['handler'] {
+    const head = r.method === 'HEAD';
+    const serve = r.handler;
+    return (res, req) => {
+      const contentLength = req.getHeader(NAME.contentLength);
+      const transferEncoding = req.getHeader(NAME.transferEncoding);
+      if (contentLength !== '' || transferEncoding !== '') {
+        const framing = framingProblem(req, contentLength, transferEncoding);
+        if (framing) {
+          const state: InFlight = { aborted: false, done: false, started: performance.now(), route: path, method: r.method, head };
+          inFlight.count++;
+          const e = badFraming(framing);
+          this.refuse(res, state, { status: e.status, json: e.body(), headers: e.headers });
+          return;
+        }
+      }
+      serve(res, req);
+    };
   }
 
   private reject(res: HttpResponse, req: HttpRequest, err: HttpError, route: string): void {
@@ -643,10 +669,10 @@ export class Router {
     );
   }
 
-  /** The error answer of a route, with its errorHeaders (an authenticated route's only for an authenticated caller). */
+  /** The error answer of a route, with its errorHeaders (on an authenticated route's 401 too, with no principal). */
   private failure(route: Route, ctx: Ctx, err: unknown, state: InFlight): Reply {
     const reply = errorReply(err, `${this.hooks.threadIndex}-${ctx.requestNo.toString(36)}`, { route: state.route });
-    if (route.errorHeaders && (ctx.principal || !route.auth)) {
+    if (route.errorHeaders) {
       let extra: Record<string, string> = {};
       try {
         extra = route.errorHeaders(ctx);

@@ -80,6 +80,28 @@ t.test('a smuggled request behind conflicting Content-Lengths is never run', asy
   t.notOk((await postTexts()).includes('smuggled'), 'the smuggled post was not created');
 });
 
+t.test('the redirect path refuses the same framing, and a request smuggled behind it is never run', async (t) => {
+  const created = await server.post('/api/shorten', { key: alice.key, json: { url: 'https://example.org/framed' } });
+  t.equal(created.status, 201);
+  const code: string = created.json.short_code;
+  const smuggled = postRequest('smuggled behind a redirect');
+  for (const method of ['GET', 'HEAD']) {
+    const request = `${method} /${code} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: ${smuggled.length}\r\n\r\n${smuggled}`;
+    const r = await rawExchange(server.port, request);
+    t.equal(r.closedByServer, true, method);
+    t.ok(r.responses.every((x) => x.status === 400), `${method}: only a refusal, if anything: ${r.responses.map((x) => x.status)}`);
+  }
+  const te = await rawExchange(server.port, `GET /${code} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n`, { expect: 1 });
+  t.equal(te.responses[0]?.status, 400);
+  t.equal(te.responses[0]?.headers.connection, 'close');
+  t.same(JSON.parse(te.responses[0].body).message, 'Transfer-Encoding must be exactly "chunked".');
+  t.notOk((await postTexts()).includes('smuggled behind a redirect'), 'the smuggled post was not created');
+  // A plain Content-Length on a redirect is fine.
+  const plain = await rawExchange(server.port, `GET /${code} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n`, { expect: 1 });
+  t.equal(plain.responses[0]?.status, 302);
+  t.equal(plain.responses[0]?.headers.location, 'https://example.org/framed');
+});
+
 t.test('Transfer-Encoding other than exactly chunked: 400, connection closed, nothing stored', async (t) => {
   const body = JSON.stringify({ text: 'encoded' });
   const chunked = `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
