@@ -28,7 +28,8 @@ export function linkRoutes(links: LinkService, deps: LinkRouteDeps): Route[] {
   const { limits, cursors } = deps;
   // Error answers of creation show the creation limits as they stand (and consume nothing),
   // including 415, 413 and unparsable bodies, which are answered before the handler runs.
-  const creationLimits = (ctx: Ctx) => limits.peekShorten(ctx.principal!.keyId);
+  // Without a key (a 401): the limits a key starts with.
+  const creationLimits = (ctx: Ctx) => limits.peekShorten(ctx.principal?.keyId ?? null);
   // A password link's wrong-password limit as it stands, on the answers given before its handler
   // runs (a body over the limit, a broken one); other codes have no limit to show.
   const passwordLimits = (ctx: Ctx): Record<string, string> => {

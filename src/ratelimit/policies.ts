@@ -7,7 +7,7 @@
 //                      per code from every client together; fails closed (checked by the link
 //                      service, links/service.ts)
 import type { Config } from '../config';
-import type { CompositeDecision, LimitRule, LimitOutcome } from '../core/token-bucket';
+import { peekRules, type CompositeDecision, type LimitRule, type LimitOutcome } from '../core/token-bucket';
 import { unavailable } from '../http/errors';
 import { errorFields, log } from '../log';
 import { rateLimitError, rateLimitHeaders } from './headers';
@@ -101,16 +101,20 @@ export class RateLimits {
     return this.enforce(`search:${tier}:${keyId}`, this.search[tier], this.config.limits.on_store_error.search, nowMs);
   }
 
-  /** Headers of the key's creation limits as they stand, for a response that consumed nothing. */
-  peekShorten(keyId: string, nowMs = Date.now()): Record<string, string> {
-    return this.peek('shorten:' + keyId, this.shorten, nowMs);
+  /**
+   * Headers of the key's creation limits as they stand, for a response that consumed nothing.
+   * Without a key (a 401), the limits a key starts with.
+   */
+  peekShorten(keyId: string | null, nowMs = Date.now()): Record<string, string> {
+    return this.peek(keyId === null ? null : 'shorten:' + keyId, this.shorten, nowMs);
   }
 
-  peekSearch(keyId: string, tier: SearchTier, nowMs = Date.now()): Record<string, string> {
-    return this.peek(`search:${tier}:${keyId}`, this.search[tier], nowMs);
+  peekSearch(keyId: string | null, tier: SearchTier, nowMs = Date.now()): Record<string, string> {
+    return this.peek(keyId === null ? null : `search:${tier}:${keyId}`, this.search[tier], nowMs);
   }
 
-  private peek(identity: string, rules: LimitRule[], nowMs: number): Record<string, string> {
+  private peek(identity: string | null, rules: LimitRule[], nowMs: number): Record<string, string> {
+    if (identity === null) return rateLimitHeaders(peekRules(rules, rules.map(() => undefined), nowMs));
     try {
       return rateLimitHeaders(this.shared.peek(identity, rules, nowMs));
     } catch {

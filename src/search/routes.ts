@@ -71,7 +71,7 @@ export function searchRoutes(search: SearchService, limits: RateLimits, cursors:
       path: '/api/search',
       auth: true,
       // The tier's limits as they stand (nothing consumed) on every error that is not the 429.
-      errorHeaders: (ctx) => limits.peekSearch(ctx.principal!.keyId, tierOf(queryParams(ctx))),
+      errorHeaders: (ctx) => limits.peekSearch(ctx.principal?.keyId ?? null, tierOf(queryParams(ctx))),
       handler(ctx) {
         const r = parseSearch(queryParams(ctx), cursors);
         const headers = limits.enforceSearch(ctx.principal!.keyId, r.sort);

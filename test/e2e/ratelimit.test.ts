@@ -76,6 +76,19 @@ t.test('headers, 429 body, independent keys, redirects leave the creation bucket
   t.equal(other.status, 201, 'another key has its own bucket');
   t.equal(limitHeaders(other).remaining, 3);
 
+  // No key, or an unknown one: a 401 that shows the limits a key starts with, and takes nothing.
+  for (const [what, key] of [['no key', undefined], ['an unknown key', 'perch_unknown']] as const) {
+    for (const path of ['/api/shorten', '/api/links/bulk']) {
+      const json = path === '/api/shorten' ? { url: 'https://example.org/anon' } : { links: [{ url: 'https://example.org/anon' }] };
+      const anonymous = await server.post(path, { key, json });
+      t.equal(anonymous.status, 401, `${path}, ${what}`);
+      const h = limitHeaders(anonymous);
+      t.same({ limit: h.limit, remaining: h.remaining }, { limit: 4, remaining: 4 }, `${path}, ${what}: every bucket full`);
+      t.ok(h.reset >= nowS && h.reset <= Math.floor(Date.now() / 1000) + 1, `${path}, ${what}: full now (reset ${h.reset})`);
+    }
+  }
+  t.equal(limitHeaders(await shorten(server, bob, { url: 'https://example.org/bob2' })).remaining, 2, "bob's bucket as it was, less this one");
+
   const metrics = await server.get('/metrics');
   t.match(metrics.text, /perch_rate_limit_rejections_total\{limit="shorten"\} 1/);
 });

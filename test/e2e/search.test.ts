@@ -175,6 +175,9 @@ t.test('bad input: one 400 naming every problem, nothing taken from the limit; n
   const anonymous = await server.get('/api/search?q=a');
   t.equal(anonymous.status, 401);
   t.equal(anonymous.headers.get('www-authenticate'), 'Bearer');
+  t.same(limitHeaders(anonymous).remaining, 5, 'a 401 shows the limits a key starts with');
+  t.same(limitHeaders(anonymous).limit, 5);
+  t.same(limitHeaders(await search(server, alice, 'q=a&sort=relevance')).remaining, 3, "alice's as they were, less this one");
 });
 
 t.test('each tier has its own bucket per key; 429 with retry and the headers', async (t) => {
