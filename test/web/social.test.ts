@@ -326,6 +326,18 @@ t.test('the counter counts as the server does: code points after NFC', async (t)
   t.equal(await ariaDisabled(alicePage, '.compose button[type="submit"]'), 'true', 'not postable');
   t.equal(await alicePage.$eval('#compose-text', (e: any) => e.getAttribute('aria-invalid')), 'true');
   t.equal((await server.post('/api/posts', { key: carol.key, json: { text: over } })).status, 400, 'the server refuses it too');
+  const postsBefore = (await server.get(`/api/users/${alice.user_id}/posts?limit=100`)).json.items.length;
+  await alicePage.click('.compose button[type="submit"]');
+  await alicePage.waitForSelector('#compose-text-problem');
+  t.equal(await textOf(alicePage, '#compose-text-problem'), 'Shorten the text by 1 character: a post holds at most 280.', 'Post pressed anyway says why');
+  await setValue(alicePage, '#compose-text', atLimit);
+  await waitInPage(alicePage, `!document.querySelector('#compose-text-problem')`);
+  t.pass('and the message goes once the text changes');
+  await setValue(alicePage, '#compose-text', '');
+  await alicePage.click('.compose button[type="submit"]');
+  await alicePage.waitForSelector('#compose-text-problem');
+  t.equal(await textOf(alicePage, '#compose-text-problem'), 'Write something first: a post needs text.');
+  t.equal((await server.get(`/api/users/${alice.user_id}/posts?limit=100`)).json.items.length, postsBefore, 'nothing was posted');
 
   await setValue(alicePage, '#compose-text', ' \u3000\n');
   t.equal(await ariaDisabled(alicePage, '.compose button[type="submit"]'), 'true', 'white space only is not postable');

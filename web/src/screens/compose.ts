@@ -50,6 +50,8 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
   const [attachments, setAttachments] = useState<Attachment[]>([]);
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
+  // Why Post, pressed, sent nothing (empty or overlong text), until the text changes.
+  const [textProblem, setTextProblem] = useState<string | null>(null);
   const fileInput = useRef<HTMLInputElement>(null);
 
   const length = useMemo(() => postLength(text), [text]);
@@ -88,7 +90,17 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
 
   async function submit(e: Event) {
     e.preventDefault();
-    if (!canPost || !me) return;
+    if (busy || !me) return;
+    // Post is only marked, not disabled (above): pressed anyway, it says why nothing was sent.
+    if (blank) {
+      setTextProblem(replyTo ? 'Write your reply first.' : 'Write something first: a post needs text.');
+      return;
+    }
+    if (left < 0) {
+      setTextProblem(`Shorten the text by ${plural(-left, 'character')}: a post holds at most ${MAX_POST_CODE_POINTS}.`);
+      return;
+    }
+    setTextProblem(null);
     setError(null);
     try {
       const uploaded = [...attachments];
@@ -123,7 +135,11 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
     <label for="compose-text">${replyTo ? 'Your reply' : 'What is on your mind?'}</label>
     <textarea id="compose-text" rows="3" value=${text} aria-describedby="compose-count"
       aria-invalid=${left < 0 ? 'true' : 'false'}
-      onInput=${(e: Event) => setText((e.target as HTMLTextAreaElement).value)}></textarea>
+      onInput=${(e: Event) => {
+        setText((e.target as HTMLTextAreaElement).value);
+        // What Post said about the text no longer holds once the text changes.
+        setTextProblem(null);
+      }}></textarea>
     <div class="compose-bar">
       <p id="compose-count" class=${'counter' + (left < 0 ? ' over' : left <= 20 ? ' near' : '')}>${counterText}</p>
       <div class="actions">
@@ -146,6 +162,7 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
         </ul>`
       : null}
     ${busy ? html`<p class="muted" role="status">${busy}</p>` : null}
+    <${ErrorMessage} error=${textProblem ? new Problem(textProblem) : null} id="compose-text-problem" />
     <${ErrorMessage} error=${error} />
   </form>`;
 }
