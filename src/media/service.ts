@@ -1,7 +1,8 @@
 // Uploads and reads of media, independent of HTTP: an upload is checked (declared type, sniffed
 // bytes), written durably as a file, then recorded by the writer.
 import { HttpError, diskFull, invalidField, isDiskFull, notFound } from '../http/errors';
-import { isIdString } from '../core/snowflake';
+import { MEDIA_ID_RANDOM_BYTES, isMediaId, mediaId } from '../core/media-id';
+import { randomBytes } from 'node:crypto';
 import { isoNow } from '../core/clock';
 import { baseContentType, isMediaType, sniffMediaType } from '../core/media-type';
 import type { Writes } from '../writer/operations';
@@ -36,7 +37,7 @@ export class MediaService {
     if (actual !== declared) {
       throw invalidField('', actual ? `the body is ${actual}, not ${declared}` : `the body is not an image of type ${declared}`);
     }
-    const id = this.newId();
+    const id = mediaId(this.newId(), randomBytes(MEDIA_ID_RANDOM_BYTES));
     try {
       this.files.write(id, bytes);
     } catch (err) {
@@ -53,7 +54,7 @@ export class MediaService {
    * carried it is deleted: a deleted post's images go with it (docs/social.md, "Media").
    */
   get(id: string): MediaRow {
-    const row = isIdString(id) ? this.store.byId(id) : undefined;
+    const row = isMediaId(id) ? this.store.byId(id) : undefined;
     if (!row || this.store.withdrawn(id)) throw notFound('No such media.');
     return row;
   }

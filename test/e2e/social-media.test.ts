@@ -22,7 +22,7 @@ t.test('each accepted type uploads and is served back with its type and caching 
   for (const [type, bytes] of Object.entries(SAMPLES)) {
     const r = await server.post('/api/media', { key: user.key, body: bytes, headers: { 'content-type': type } });
     t.equal(r.status, 201, type);
-    t.match(r.json.id, /^[1-9][0-9]+$/);
+    t.match(r.json.id, /^[1-9][0-9]+-[0-9a-f]{24}$/, 'a time-ordered id and 96 random bits');
     t.same(r.json, { id: r.json.id, content_type: type, size: bytes.length, url: `/media/${r.json.id}` });
     const got = await fetch(server.url + r.json.url);
     t.equal(got.status, 200);
@@ -54,6 +54,10 @@ t.test('a conditional GET with the ETag answers 304 without the bytes', async (t
   t.same(Buffer.from(await other.arrayBuffer()), SAMPLES['image/png']);
   const head = await fetch(url, { method: 'HEAD', headers: { 'if-none-match': etag } });
   t.equal(head.status, 304, 'HEAD too');
+  const [timeOrdered, random] = r.json.id.split('-');
+  for (const guess of [timeOrdered, `${timeOrdered}-${'0'.repeat(24)}`, `${timeOrdered}-${random.slice(1)}0`]) {
+    t.equal((await fetch(server.url + '/media/' + guess)).status, 404, `a guess without the random part: ${guess}`);
+  }
   const missing = await fetch(server.url + '/media/123456789', { headers: { 'if-none-match': '*' } });
   t.equal(missing.status, 404, 'a missing file is 404 whatever the condition');
 });
