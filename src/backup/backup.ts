@@ -4,10 +4,11 @@
 // are copied after, and exist, since a row is committed only after its file. The hot store is
 // left out (manifest.ts says why). manifest.json is written last: it marks a complete backup;
 // until then a marker names the process writing it, so that a retry can clear what a killed one left.
-import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { CAPABILITIES } from '../capabilities';
+import { makeDirectories } from '../store/data-dir';
 import { currentSchemaVersion } from '../store/migration';
 import { openSqlite, sqlitePath, type Sqlite } from '../store/sqlite';
 import { VERSION } from '../version';
@@ -54,7 +55,8 @@ export async function createBackup(dataDir: string, target: string, now = new Da
   const state = directoryState(target);
   if (state === 'not-empty') throw new RefusedError(`${target} is not empty; a backup goes into a new or empty directory`);
   if (state === 'not-a-directory') throw new RefusedError(`${target} is not a directory`);
-  mkdirSync(target, { recursive: true });
+  // Not Node's recursive mkdir: under /proc it retries forever (store/data-dir.ts).
+  makeDirectories(target);
   const marker = join(target, IN_PROGRESS + process.pid);
   try {
     writeFileSync(marker, '');

@@ -1,7 +1,8 @@
 // File-system steps of backup and restore: durable copies, hashes, and what a directory holds.
-import { closeSync, copyFileSync, createReadStream, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, statSync, type Dirent } from 'node:fs';
+import { closeSync, copyFileSync, createReadStream, fsyncSync, lstatSync, openSync, readdirSync, readlinkSync, statSync, type Dirent } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join, sep } from 'node:path';
+import { makeDirectories } from '../store/data-dir';
 import { processAlive } from '../store/node-lease';
 
 /**
@@ -49,7 +50,7 @@ export function fsyncPath(path: string): void {
 
 /** Copies a file and syncs the copy; the directories up to `root` are made as needed. */
 export function copyDurably(from: string, to: string): number {
-  mkdirSync(dirname(to), { recursive: true });
+  makeDirectories(dirname(to));
   copyFileSync(from, to);
   fsyncPath(to);
   return statSync(to).size;

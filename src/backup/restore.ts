@@ -11,7 +11,7 @@ import { CAPABILITIES, latestSchemaVersion, migrateAll } from '../capabilities';
 import type { AppliedMigration } from '../store/migration';
 import { openHotStore } from '../store/lmdb';
 import { openSqlite, type Sqlite } from '../store/sqlite';
-import { secureDataDir } from '../store/data-dir';
+import { makeDirectories, secureDataDir } from '../store/data-dir';
 import { RefusedError, referencedFiles } from './backup';
 import { brokenLinkProblem, copyDurably, directoryState, fsyncPath, fsyncTree, leftByGoneProcess, sha256File } from './files';
 import { DATABASE_FILE, MANIFEST_FILE, manifestSchema, type Manifest } from './manifest';
@@ -158,7 +158,7 @@ export async function restoreBackup(source: string, dataDir: string, config: Con
 
   // Assembled in its staging place (stagingPlace) and moved into place at the end.
   const inside = state === 'empty';
-  if (!inside) mkdirSync(dirname(dataDir), { recursive: true });
+  if (!inside) makeDirectories(dirname(dataDir));
   const place = stagingPlace(dataDir, inside);
   const staging = join(place.dir, place.prefix + process.pid);
   rmSync(staging, { recursive: true, force: true });

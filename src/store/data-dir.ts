@@ -81,7 +81,7 @@ export class StartupError extends Error {}
  * Makes a directory and its missing parents one level at a time. Node's recursive mkdir is not
  * used: under /proc (mkdir answers ENOENT although the parent exists) it retries forever.
  */
-function makeDirectories(dir: string): void {
+export function makeDirectories(dir: string): void {
   const missing: string[] = [];
   for (let d = dir; !existsSync(d); d = dirname(d)) {
     missing.push(d);

@@ -303,6 +303,16 @@ commandTest('refusals: nothing is touched', async (t) => {
   t.equal(restoreViaLink.code, 1);
   t.equal(restoreViaLink.stderr, `perch: restore refused: ${dangling} is a symbolic link to ${join(links, 'gone')}, which does not exist; make that directory first, or give the real path; nothing was changed\n`);
   t.same(readdirSync(links), ['link'], 'nor by a restore');
+
+  // A place where mkdir answers ENOENT although the parent exists (/proc): an error, not a hang in
+  // Node's recursive mkdir, which retries that forever.
+  const inProc = `/proc/perch-backup-${process.pid}`;
+  const intoProc = await runCli(['backup', inProc, '--data', d]);
+  t.equal(intoProc.code, 1);
+  t.equal(intoProc.stderr, `perch: ENOENT: no such file or directory, mkdir '${inProc}'\n`);
+  const restoreIntoProc = await runCli(['restore', empty, '--data', `${inProc}/data`]);
+  t.equal(restoreIntoProc.code, 1);
+  t.equal(restoreIntoProc.stderr, `perch: ENOENT: no such file or directory, mkdir '${inProc}'\n`);
   t.notOk(readdirSync(empty).some((f) => f.startsWith('.backup-in-progress-')), 'a finished backup leaves no marker');
 
   // A backup killed before its manifest (its marker names a pid no process has now): a retry into
