@@ -156,7 +156,7 @@ t.test('subscriptions: create, the same endpoint again, list, delete, and refusa
   t.equal(created.json.endpoint, sub.endpoint);
   t.equal(created.headers.get('location'), `/api/push/subscriptions/${created.json.id}`);
   const again = await server.post('/api/push/subscriptions', { key: ann.key, json: { endpoint: sub.endpoint, keys: sub.json.keys } });
-  t.equal(again.status, 200);
+  t.equal(again.status, 200, again.text);
   t.same(again.json, created.json, 'the existing one');
   const list = await server.get('/api/push/subscriptions', { key: ann.key });
   t.same(list.json, { items: [created.json], next_cursor: null });
