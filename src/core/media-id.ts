@@ -12,7 +12,7 @@ const MEDIA_ID = /^([1-9][0-9]{0,18})(?:-[0-9a-f]{24})?$/;
 /** A media id from a new time-ordered id and 12 random bytes (as hex). */
 export function mediaId(timeOrderedId: string, random: Buffer): string {
   const hex = random.toString('hex');
-  if (hex.length !== RANDOM_HEX_DIGITS) throw new Error(`a media id takes ${RANDOM_HEX_DIGITS / 2} random bytes, not ${random.length}`);
+  if (hex.length !== RANDOM_HEX_DIGITS) throw new Error(`a media id takes ${MEDIA_ID_RANDOM_BYTES} random bytes, not ${random.length}`);
   return `${timeOrderedId}-${hex}`;
 }
 

@@ -437,21 +437,11 @@ export class Router {
    * reads, and one with framing two parsers could read differently is refused before it is served.
    */
   private framed(r: RawRoute, path: string): RawRoute['handler'] {
-    const head = r.method === 'HEAD';
     const serve = r.handler;
     return (res, req) => {
       const contentLength = req.getHeader(NAME.contentLength);
       const transferEncoding = req.getHeader(NAME.transferEncoding);
-      if (contentLength !== '' || transferEncoding !== '') {
-        const framing = framingProblem(req, contentLength, transferEncoding);
-        if (framing) {
-          const state: InFlight = { aborted: false, done: false, started: performance.now(), route: path, method: r.method, head };
-          inFlight.count++;
-          const e = badFraming(framing);
-          this.refuse(res, state, { status: e.status, json: e.body(), headers: e.headers });
-          return;
-        }
-      }
+      if ((contentLength !== '' || transferEncoding !== '') && this.refusedForFraming(res, req, contentLength, transferEncoding, performance.now(), path, r.method)) return;
       serve(res, req);
     };
   }
@@ -462,17 +452,24 @@ export class Router {
     const contentLength = req.getHeader(NAME.contentLength);
     const transferEncoding = req.getHeader(NAME.transferEncoding);
     const hasBody = contentLength !== '' || transferEncoding !== '';
-    const framing = hasBody ? framingProblem(req, contentLength, transferEncoding) : null;
-    if (framing) {
-      const state: InFlight = { aborted: false, done: false, started, route, method: method as Method, head: method === 'HEAD' };
-      inFlight.count++;
-      const e = badFraming(framing);
-      this.refuse(res, state, { status: e.status, json: e.body(), headers: e.headers });
-      return;
-    }
+    if (hasBody && this.refusedForFraming(res, req, contentLength, transferEncoding, started, route, method as Method)) return;
     if (requestTargetLength(req.getUrl(), req.getQuery() ?? '') > MAX_REQUEST_TARGET_BYTES) err = uriTooLong();
     writeReply(res, { status: err.status, json: err.body(), headers: err.headers }, method === 'HEAD', hasBody);
     this.hooks.observe(route, method, err.status, (performance.now() - started) / 1000);
+  }
+
+  /**
+   * For a request outside the routes' glue (a raw route, a rejection): refuses it (refuse) when
+   * its framing is suspect and says so; false when its framing is fine.
+   */
+  private refusedForFraming(res: HttpResponse, req: HttpRequest, contentLength: string, transferEncoding: string, started: number, route: string, method: Method): boolean {
+    const framing = framingProblem(req, contentLength, transferEncoding);
+    if (!framing) return false;
+    const state: InFlight = { aborted: false, done: false, started, route, method, head: method === 'HEAD' };
+    inFlight.count++;
+    const e = badFraming(framing);
+    this.refuse(res, state, { status: e.status, json: e.body(), headers: e.headers });
+    return true;
   }
 
   /**
