@@ -1,8 +1,8 @@
 // A data directory that cannot be made: the command says so in one line and exits 1, at once.
 // Under /proc, Node's recursive mkdir never returns (mkdir answers ENOENT for a parent that
 // exists, and it retries), so each run is bounded and a run that had to be killed fails.
-import t from 'tap';
 import { execFile } from 'node:child_process';
+import { commandTest } from '../helpers/command-test';
 import { PERCH, cleanEnv, untraced } from '../helpers/server';
 
 const env = cleanEnv();
@@ -22,7 +22,7 @@ for (const [label, args, dir] of [
   ['keygen', ['keygen', '--user', 'alice', '--data', '/proc/nope'], '/proc/nope'],
   ['migrate', ['migrate', '--data', '/proc/nope'], '/proc/nope'],
 ] as const) {
-  t.test(`${label} with --data ${dir}: "not usable", exit 1`, async (t) => {
+  commandTest(`${label} with --data ${dir}: "not usable", exit 1`, async (t) => {
     const r = await run([...args]);
     t.equal(r.signal, null, 'it ended on its own (not killed after 10 s)');
     t.equal(r.code, 1);
