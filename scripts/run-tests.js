@@ -2,9 +2,9 @@
 // Runs the compiled test suite and, at the same time, the end-to-end suite again with two HTTP
 // threads per server, and ends with one summary line: "N passed, M failed". The two runs go side by
 // side because end-to-end tests spend most of their time waiting on servers they booted: one run
-// alone leaves the cores idle half of the time. An end-to-end test of commands alone, which boots no
-// server (test/helpers/command-test.ts), does the same work whatever the thread count: it runs in
-// the first run only.
+// alone leaves the cores idle half of the time. An end-to-end test that does the same work whatever
+// the thread count (commands alone, which boot no server; servers with a thread count of their
+// own: test/helpers/command-test.ts) runs in the first run only.
 //
 // Each test file is a tap test run as a plain Node.js process, several at once; its output is TAP,
 // which ends with tap's count of its assertions ("# { total: 26, pass: 25, fail: 1 }"). A file that

@@ -2,7 +2,7 @@
 // the test runner's own modules stay out of them, anything else in NODE_OPTIONS stays.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { cleanEnv, untraced, withoutTestRunner } from '../helpers/server';
+import { cleanEnv, startServer, untraced, withPinnedThreads, withoutServers, withoutTestRunner } from '../helpers/server';
 
 const TAP_IMPORT = '"--import=file:///srv/perch/node_modules/@tapjs/processinfo/dist/esm/import.mjs"';
 
@@ -38,4 +38,12 @@ t.test('untraced: env sets exactly the NODE_OPTIONS the test meant, then runs th
   const command = untraced([process.execPath, '-e', 'process.stdout.write(JSON.stringify([process.env.NODE_OPTIONS ?? null, process.execArgv.filter((a) => a.startsWith("--"))]))'], env);
   const out = execFileSync(command[0], command.slice(1), { env, encoding: 'utf8' });
   t.same(JSON.parse(out), [null, []], 'the started process has no NODE_OPTIONS and no preloaded module');
+});
+
+t.test('a test marked to run in one pass cannot boot a server that follows the pass', async (t) => {
+  // Refused before anything is started: the marks would otherwise keep such a server from the
+  // two-thread pass without anyone noticing.
+  await t.rejects(withoutServers(() => startServer().then(() => undefined)), /a command test boots no server/);
+  await t.rejects(withPinnedThreads(() => startServer().then(() => undefined)), /boots none that follows the pass/);
+  await t.rejects(withPinnedThreads(() => startServer({ threads: 2, dataDir: '/proc/nope' }).then(() => undefined)), /exited with 1 before listening/, 'one with its own thread count is started (here it fails on its data directory)');
 });

@@ -3,7 +3,7 @@ import t from 'tap';
 import { existsSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, startServer, tempDataDir, testThreads } from '../helpers/server';
-import { commandTest } from '../helpers/command-test';
+import { commandTest, pinnedThreadsTest } from '../helpers/command-test';
 
 const dirs: string[] = [];
 function dir(): string {
@@ -72,7 +72,7 @@ commandTest('config errors stop the server with one line naming the key, exit 2'
   t.match(missing.stderr, /cannot read config file/);
 });
 
-t.test('--config deep-merges over the defaults, PERCH_ variables over the file', async (t) => {
+pinnedThreadsTest('--config deep-merges over the defaults, PERCH_ variables over the file', async (t) => {
   const threadsGauge = async (env: NodeJS.ProcessEnv) => {
     const server = await startServer({ threads: null, config: { server: { threads: 2 } }, env });
     try {

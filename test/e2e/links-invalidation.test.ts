@@ -1,16 +1,25 @@
 // Edits and deletions reach every HTTP thread at once, well inside the cache TTL.
 import t from 'tap';
+import { pinnedThreadsTest } from '../helpers/command-test';
 import { startServer, type Key, type TestServer } from '../helpers/server';
 import { create } from './links-helpers';
 
 let server: TestServer;
 let alice: Key;
+let started: Promise<void> | undefined;
 
-t.before(async () => {
-  // A long TTL, so that only invalidation (never expiry of cache entries) can explain a change.
-  server = await startServer({ threads: 2, config: { links: { cache_ttl_seconds: 3600 } } });
-  alice = await server.keygen('alice');
-});
+/**
+ * The server of every test here, started by the first: two threads whatever the pass, so the
+ * tests run in the one-thread pass only, and the two-thread pass starts no server for them.
+ */
+function ready(): Promise<void> {
+  started ??= (async () => {
+    // A long TTL, so that only invalidation (never expiry of cache entries) can explain a change.
+    server = await startServer({ threads: 2, config: { links: { cache_ttl_seconds: 3600 } } });
+    alice = await server.keygen('alice');
+  })();
+  return started;
+}
 t.teardown(() => server?.close());
 
 /** Many redirects over fresh connections and keep-alive ones, so both threads answer. */
@@ -28,7 +37,8 @@ async function locations(code: string, n = 120): Promise<Set<string | null>> {
   return seen;
 }
 
-t.test('PATCH is visible to redirects on every thread without waiting for the TTL', async (t) => {
+pinnedThreadsTest('PATCH is visible to redirects on every thread without waiting for the TTL', async (t) => {
+  await ready();
   const code = await create(server, alice, 'https://example.com/v0');
   t.same([...(await locations(code))], ['https://example.com/v0'], 'warm the caches of both threads');
   for (let v = 1; v <= 5; v++) {
@@ -38,7 +48,8 @@ t.test('PATCH is visible to redirects on every thread without waiting for the TT
   }
 });
 
-t.test('expiry set by PATCH is visible on every thread at once', async (t) => {
+pinnedThreadsTest('expiry set by PATCH is visible on every thread at once', async (t) => {
+  await ready();
   const code = await create(server, alice, 'https://example.com/e');
   await locations(code);
   // An expiry far enough ahead that the PATCH is answered before it, on a starved machine too.
@@ -48,7 +59,8 @@ t.test('expiry set by PATCH is visible on every thread at once', async (t) => {
   t.same([...(await locations(code, 60))], ['status 410']);
 });
 
-t.test('DELETE is visible on every thread at once', async (t) => {
+pinnedThreadsTest('DELETE is visible on every thread at once', async (t) => {
+  await ready();
   const code = await create(server, alice, 'https://example.com/del');
   t.same([...(await locations(code))], ['https://example.com/del']);
   t.equal((await server.request('DELETE', `/api/links/${code}`, { key: alice.key })).status, 204);

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { pinnedThreadsTest } from '../helpers/command-test';
 import WebSocket from 'ws';
 import { rmSync } from 'node:fs';
 import { startServer, tempDataDir, type Key, type TestServer } from '../helpers/server';
@@ -103,7 +104,7 @@ t.test('the upgrade: refused with 401 without a valid key; accepted with a heade
   t.equal((await refused(server, { key: ben.key })).status, 401, 'and refused from then on');
 });
 
-t.test('every new or updated notification reaches every socket of its recipient, on either HTTP thread', async (t) => {
+pinnedThreadsTest('every new or updated notification reaches every socket of its recipient, on either HTTP thread', async (t) => {
   const server = await startServer({ threads: 2 });
   t.teardown(() => server.close());
   const ann = await server.keygen('ann');

@@ -1,11 +1,12 @@
 // Rate limiting over HTTP: one bucket shared by every thread and process, the contract headers,
 // independence of keys, and redirects never touching the creation bucket.
 import t from 'tap';
+import { pinnedThreadsTest } from '../helpers/command-test';
 import { rmSync } from 'node:fs';
 import { startServer, tempDataDir, type TestServer } from '../helpers/server';
 import { create, limitHeaders, shorten } from './links-helpers';
 
-t.test('two HTTP threads and a second process share one bucket of 10: exactly 10 pass', async (t) => {
+pinnedThreadsTest('two HTTP threads and a second process share one bucket of 10: exactly 10 pass', async (t) => {
   const dataDir = tempDataDir();
   const config = {
     limits: { shorten: { capacity: 10, refill_per_second: 0.0001, burst_per_second: 1000, daily_quota: 100000 } },

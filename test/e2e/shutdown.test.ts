@@ -1,6 +1,7 @@
 // Graceful shutdown: a request in flight when SIGTERM arrives is finished, new connections are
 // refused, and the process exits 0; a SIGTERM during start-up ends the start the same way.
 import t from 'tap';
+import { pinnedThreadsTest } from '../helpers/command-test';
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
@@ -115,7 +116,7 @@ async function stopDuringStart(moment: 'preparation' | 'first answer'): Promise<
 }
 
 for (const moment of ['preparation', 'first answer'] as const) {
-  t.test(`a SIGTERM at the start's ${moment} (two HTTP threads): the start ends, and the process exits 0`, async (t) => {
+  pinnedThreadsTest(`a SIGTERM at the start's ${moment} (two HTTP threads): the start ends, and the process exits 0`, async (t) => {
     const r = await stopDuringStart(moment);
     t.equal(r.signal, null, 'not ended by a signal (an abort: a thread ended with its sockets open)');
     t.equal(r.code, 0, 'exit code');
@@ -126,7 +127,7 @@ for (const moment of ['preparation', 'first answer'] as const) {
   });
 }
 
-t.test('clients that keep their connections busy do not hold a stopping server open (two HTTP threads)', async (t) => {
+pinnedThreadsTest('clients that keep their connections busy do not hold a stopping server open (two HTTP threads)', async (t) => {
   // A long deadline: a server that waited for it would be plain to see.
   const server = await startServer({
     threads: 2,

@@ -1,12 +1,24 @@
-// Tests of perch's commands alone, which boot no server. The whole suite runs the end-to-end tests
-// twice, with one HTTP thread per test server and with two (scripts/run-tests.js); commands run by
-// runCli get none of the suite's settings, so such a test does the same work in both passes. It
-// runs in the one-thread pass only. startServer refuses to boot a server inside one, so that the
-// mark cannot keep a server from the two-thread pass.
+// Tests that do the same work in both passes of the suite run in the one-thread pass only. The
+// whole suite runs the end-to-end tests twice, with one HTTP thread per test server and with two
+// (scripts/run-tests.js), so that what depends on the thread count is tested at both.
+//
+// - commandTest: perch's commands alone, which boot no server (commands run by runCli get none of
+//   the suite's settings). startServer refuses to boot a server inside one.
+// - pinnedThreadsTest: every server it boots has a thread count of its own (`threads: 1` or `2`,
+//   or one from its configuration), whatever the pass. startServer refuses to boot one inside it
+//   that would follow the pass.
+// Either way, the mark cannot keep a server that follows the pass from the two-thread pass.
 import t, { type Test } from 'tap';
-import { testThreads, withoutServers } from './server';
+import { testThreads, withoutServers, withPinnedThreads } from './server';
+
+const SECOND_PASS = 'does the same work in both passes: runs in the one-thread pass';
 
 export function commandTest(name: string, fn: (t: Test) => Promise<void>): void {
-  const options = testThreads() === 1 ? {} : { skip: 'boots no server: runs in the one-thread pass' };
+  const options = testThreads() === 1 ? {} : { skip: `boots no server, so it ${SECOND_PASS}` };
   t.test(name, options, (tt) => withoutServers(() => fn(tt)));
+}
+
+export function pinnedThreadsTest(name: string, fn: (t: Test) => Promise<void>): void {
+  const options = testThreads() === 1 ? {} : { skip: `its servers have their own thread count, so it ${SECOND_PASS}` };
+  t.test(name, options, (tt) => withPinnedThreads(() => fn(tt)));
 }

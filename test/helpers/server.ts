@@ -315,10 +315,26 @@ export async function withoutServers(fn: () => Promise<void>): Promise<void> {
   }
 }
 
+/** Tests of servers with a thread count of their own running now (helpers/command-test.ts). */
+let pinnedTestsRunning = 0;
+
+/** Runs `fn`, in which startServer refuses to boot a server whose thread count follows the pass. */
+export async function withPinnedThreads(fn: () => Promise<void>): Promise<void> {
+  pinnedTestsRunning++;
+  try {
+    await fn();
+  } finally {
+    pinnedTestsRunning--;
+  }
+}
+
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   if (commandTestsRunning > 0) {
     // Such a test runs in one pass only: a server in it would never be tested at two threads.
     throw new Error('a command test boots no server: declare this one with t.test, so that it runs at two HTTP threads too');
+  }
+  if (pinnedTestsRunning > 0 && opts.threads === undefined) {
+    throw new Error('a test of servers with their own thread count boots none that follows the pass: give this one its threads, or declare the test with t.test');
   }
   const ownsDir = !opts.dataDir;
   const dataDir = opts.dataDir ?? tempDataDir();
