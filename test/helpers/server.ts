@@ -302,38 +302,38 @@ function reportUnexpectedExit(server: TestServer, code: number | null, signal: N
   process.stdout.write(lines.join('\n') + '\n');
 }
 
-/** Command tests running now (helpers/command-test.ts): none of them may boot a server. */
-let commandTestsRunning = 0;
+/**
+ * Tests running now that limit the servers they may boot (helpers/command-test.ts): a command
+ * test boots none; a test of servers with a thread count of their own boots none that follows
+ * the pass.
+ */
+const limitingTests = { commands: 0, pinned: 0 };
 
-/** Runs `fn`, in which startServer refuses to boot a server (a command test's body). */
-export async function withoutServers(fn: () => Promise<void>): Promise<void> {
-  commandTestsRunning++;
+async function whileRunning(kind: keyof typeof limitingTests, fn: () => Promise<void>): Promise<void> {
+  limitingTests[kind]++;
   try {
     await fn();
   } finally {
-    commandTestsRunning--;
+    limitingTests[kind]--;
   }
 }
 
-/** Tests of servers with a thread count of their own running now (helpers/command-test.ts). */
-let pinnedTestsRunning = 0;
+/** Runs `fn`, in which startServer refuses to boot a server (a command test's body). */
+export function withoutServers(fn: () => Promise<void>): Promise<void> {
+  return whileRunning('commands', fn);
+}
 
 /** Runs `fn`, in which startServer refuses to boot a server whose thread count follows the pass. */
-export async function withPinnedThreads(fn: () => Promise<void>): Promise<void> {
-  pinnedTestsRunning++;
-  try {
-    await fn();
-  } finally {
-    pinnedTestsRunning--;
-  }
+export function withPinnedThreads(fn: () => Promise<void>): Promise<void> {
+  return whileRunning('pinned', fn);
 }
 
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
-  if (commandTestsRunning > 0) {
+  if (limitingTests.commands > 0) {
     // Such a test runs in one pass only: a server in it would never be tested at two threads.
     throw new Error('a command test boots no server: declare this one with t.test, so that it runs at two HTTP threads too');
   }
-  if (pinnedTestsRunning > 0 && opts.threads === undefined) {
+  if (limitingTests.pinned > 0 && opts.threads === undefined) {
     throw new Error('a test of servers with their own thread count boots none that follows the pass: give this one its threads, or declare the test with t.test');
   }
   const ownsDir = !opts.dataDir;
