@@ -43,14 +43,22 @@ export class HttpError extends Error {
   }
 }
 
-export function invalidRequest(details: ErrorDetail[], message = 'The request is invalid.'): HttpError {
+/**
+ * A 400 naming every problem in `details`. Its message is the problem itself when there is one
+ * (`url: must use http or https`), so that a client showing only the message still says what to
+ * fix; several problems share one sentence, and the details name each.
+ */
+export function invalidRequest(details: ErrorDetail[], message = details.length === 1 ? detailSentence(details[0]) : ERRORS.invalid_request.message): HttpError {
   return new HttpError('invalid_request', message, { details });
 }
 
+/** One problem as a sentence; a problem of the body as a whole has no path: its message alone makes it. */
+function detailSentence(d: ErrorDetail): string {
+  return d.path ? `${d.path}: ${d.message}` : `${d.message.charAt(0).toUpperCase()}${d.message.slice(1)}.`;
+}
+
 export function invalidField(path: string, message: string): HttpError {
-  // A detail about the body as a whole has no path: its message alone makes the sentence.
-  const sentence = path ? `${path}: ${message}` : `${message.charAt(0).toUpperCase()}${message.slice(1)}.`;
-  return invalidRequest([{ path, message }], sentence);
+  return invalidRequest([{ path, message }]);
 }
 
 export function notFound(message = 'Not found.'): HttpError {

@@ -4,7 +4,7 @@
 import type { CursorCodec } from '../core/cursor';
 import { MAX_LIMIT, parseLimit } from '../core/page-limit';
 import { TOP } from '../core/snowflake';
-import { invalidField, invalidRequest, type ErrorDetail } from './errors';
+import { invalidRequest, type ErrorDetail } from './errors';
 
 export interface PageRequest {
   limit: number;
@@ -41,8 +41,7 @@ export function pageRequest(query: URLSearchParams, kind: string, cursors: Curso
     if (decoded) position = BigInt(decoded[0]);
     else details.push({ path: 'cursor', message: 'not a cursor issued for this list' });
   }
-  if (details.length === 1) throw invalidField(details[0].path, details[0].message);
-  if (details.length > 1) throw invalidRequest(details);
+  if (details.length > 0) throw invalidRequest(details);
   return { limit, before: position ?? TOP, after: position ?? 0n };
 }
 

@@ -13,7 +13,7 @@ import { hashPassword, passwordProblem, verifyPassword } from '../core/password'
 import { aliasProblem } from '../core/short-code';
 import { TOP } from '../core/snowflake';
 import type { LimitRule } from '../core/token-bucket';
-import { conflict, forbidden, HttpError, invalidField, invalidRequest, notFound, unavailable, type ErrorDetail } from '../http/errors';
+import { conflict, forbidden, HttpError, invalidRequest, notFound, unavailable, type ErrorDetail } from '../http/errors';
 import { pageOf, type Page, type PageRequest } from '../http/paging';
 import { rateLimitError, rateLimitHeaders } from '../ratelimit/headers';
 import { LINK_PASSWORD_GUESSES, PASSWORD_GUESSES, linkPasswordGuessRules, passwordGuessRules, type RateLimits } from '../ratelimit/policies';
@@ -213,8 +213,7 @@ export class LinkService {
       if (problem) details.push({ path: 'password', message: problem });
       else out.password = body.password;
     }
-    if (details.length === 1) throw invalidField(details[0].path, details[0].message);
-    if (details.length > 1) throw invalidRequest(details);
+    if (details.length > 0) throw invalidRequest(details);
     return out;
   }
 

@@ -2,7 +2,7 @@
 // key and push subscriptions. The WebSocket endpoint is in websocket.ts.
 import type { CursorCodec } from '../core/cursor';
 import { MAX_LIMIT, parseLimit } from '../core/page-limit';
-import { invalidField, invalidRequest, type ErrorDetail } from '../http/errors';
+import { invalidRequest, type ErrorDetail } from '../http/errors';
 import { pageBody, pageRequest } from '../http/paging';
 import { NO_CONTENT, callerAction, parseWith, queryParams, type Route } from '../http/router';
 import { preferencesSchema, subscriptionSchema } from './schema';
@@ -22,8 +22,7 @@ function listRequest(query: URLSearchParams, kind: string, cursors: CursorCodec)
     if (Number.isSafeInteger(h) && Number.isSafeInteger(p) && p <= h) cursor = [h, p];
     else details.push({ path: 'cursor', message: 'not a cursor issued for this list' });
   }
-  if (details.length === 1) throw invalidField(details[0].path, details[0].message);
-  if (details.length > 1) throw invalidRequest(details);
+  if (details.length > 0) throw invalidRequest(details);
   return { limit, cursor };
 }
 

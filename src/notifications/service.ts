@@ -74,7 +74,7 @@ export class NotificationService {
       if (id === userId) details.push({ path: `priority_user_ids.${i}`, message: 'is your own id; your own actions never notify you' });
       else if (!this.accounts.userById(id)) details.push({ path: `priority_user_ids.${i}`, message: 'no such user' });
     });
-    if (details.length > 0) throw invalidRequest(details, details.length === 1 ? `${details[0].path}: ${details[0].message}` : undefined);
+    if (details.length > 0) throw invalidRequest(details);
     const preferences: Preferences = {
       muted_post_ids: muted,
       priority_user_ids: priority,
@@ -110,7 +110,7 @@ export class NotificationService {
     if (p256dh) details.push({ path: 'keys.p256dh', message: p256dh });
     const auth = authSecretProblem(input.keys.auth);
     if (auth) details.push({ path: 'keys.auth', message: auth });
-    if (!endpoint.ok || details.length > 0) throw invalidRequest(details, details.length === 1 ? `${details[0].path}: ${details[0].message}` : undefined);
+    if (!endpoint.ok || details.length > 0) throw invalidRequest(details);
     // Stored as the URL parser writes it (scheme and host in lower case, no default port...), so
     // that two spellings of one endpoint are one subscription, as a push service takes them to be.
     return this.writes.run('addPushSubscription', { userId, keyId, endpoint: endpoint.url.href, p256dh: input.keys.p256dh, auth: input.keys.auth, now: isoNow() });

@@ -4,7 +4,7 @@ import type { CursorCodec } from '../core/cursor';
 import { parseLimit, MAX_LIMIT } from '../core/page-limit';
 import { checkSearchQuery, checkSuggestPrefix, ftsMatchExpression } from '../core/search-query';
 import { TOP } from '../core/snowflake';
-import { invalidField, invalidRequest, type ErrorDetail } from '../http/errors';
+import { invalidRequest, type ErrorDetail } from '../http/errors';
 import { queryParams, zodDetails, type Route } from '../http/router';
 import type { RateLimits, SearchTier } from '../ratelimit/policies';
 import { searchParams, suggestParams } from './schema';
@@ -30,10 +30,6 @@ function tierOf(params: URLSearchParams): SearchTier {
   return params.get('sort') === 'relevance' ? 'relevance' : 'recent';
 }
 
-function throwDetails(details: ErrorDetail[]): never {
-  if (details.length === 1) throw invalidField(details[0].path, details[0].message);
-  throw invalidRequest(details);
-}
 
 /** Every problem of a search request, named in one 400 (before any limit is taken). */
 function parseSearch(params: URLSearchParams, cursors: CursorCodec): SearchRequest {
@@ -60,7 +56,7 @@ function parseSearch(params: URLSearchParams, cursors: CursorCodec): SearchReque
       else details.push({ path: 'cursor', message: 'not a cursor issued for this list' });
     }
   }
-  if (details.length > 0 || !q.ok) throwDetails(details);
+  if (details.length > 0 || !q.ok) throw invalidRequest(details);
   return { query: q.query, match: ftsMatchExpression(q.terms), sort, limit, before, position };
 }
 
@@ -99,7 +95,7 @@ export function searchRoutes(search: SearchService, limits: RateLimits, cursors:
         if (!shape.success) details.push(...zodDetails(shape.error));
         const prefix = checkSuggestPrefix(params.get('prefix'));
         if (!prefix.ok && params.get('prefix') !== null) details.push({ path: 'prefix', message: prefix.message });
-        if (details.length > 0 || !prefix.ok || !shape.success) throwDetails(details);
+        if (details.length > 0 || !prefix.ok || !shape.success) throw invalidRequest(details);
         return { status: 200, json: { suggestions: search.suggest(prefix.prefix, shape.data.limit) } };
       },
     },

@@ -99,6 +99,7 @@ t.test('bad bodies are 400/415/413/401', async (t) => {
   const unknown = await server.post('/api/posts', { key: alice.key, json: { text: 'hi', mood: 'happy' } });
   t.equal(unknown.status, 400);
   t.same(unknown.json.details, [{ path: 'mood', message: 'unknown field "mood"' }]);
+  t.equal(unknown.json.message, 'mood: unknown field "mood"', 'the message names the problem');
   const notJson = await server.post('/api/posts', { key: alice.key, body: '{nope', headers: { 'content-type': 'application/json' } });
   t.equal(notJson.status, 400);
   const textPlain = await server.post('/api/posts', { key: alice.key, body: 'hi', headers: { 'content-type': 'text/plain' } });

@@ -62,6 +62,10 @@ t.test('unknown fields are rejected and named', async (t) => {
   t.equal(r.status, 400);
   t.equal(r.json.error, 'invalid_request');
   t.same(r.json.details, [{ path: 'colour', message: 'unknown field "colour"' }]);
+  t.equal(r.json.message, 'colour: unknown field "colour"', 'one problem: the message is the problem');
+  const two = await call('POST', '/items', { body: JSON.stringify({ text: 'hi', colour: 'red', size: 2 }), headers: auth });
+  t.equal(two.json.message, 'The request is invalid.', 'several: one sentence, and the details name each');
+  t.same(two.json.details.map((d: { path: string }) => d.path).sort(), ['colour', 'size']);
 });
 
 t.test('validation details carry dot-joined paths', async (t) => {
