@@ -30,7 +30,6 @@ function tierOf(params: URLSearchParams): SearchTier {
   return params.get('sort') === 'relevance' ? 'relevance' : 'recent';
 }
 
-
 /** Every problem of a search request, named in one 400 (before any limit is taken). */
 function parseSearch(params: URLSearchParams, cursors: CursorCodec): SearchRequest {
   const details: ErrorDetail[] = [];
