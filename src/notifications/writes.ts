@@ -34,8 +34,9 @@ export function notificationWrites(db: Sqlite) {
       // The server authenticated the key from its cache, which hears of a revocation a moment
       // after it is committed; `perch keys revoke` forgets the key's subscriptions once it has
       // committed. Checked here, in the same serialised transactions, no subscription of a revoked
-      // key can slip in between.
-      if (!accounts.keyIsLive(a.keyId)) throw unauthorized('The API key is unknown or revoked.');
+      // key can slip in between. Its own sentence, not the router's "unknown or revoked": the key
+      // was known when the request was let in, and the answer tells the two refusals apart.
+      if (!accounts.keyIsLive(a.keyId)) throw unauthorized('The API key has been revoked.');
       return store.addSubscription(a.userId, a.keyId, a.endpoint, a.p256dh, a.auth, a.now);
     },
 

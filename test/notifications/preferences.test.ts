@@ -8,6 +8,7 @@ import { NotificationService } from '../../src/notifications/service';
 import { NotificationStore } from '../../src/notifications/store';
 import { notificationWrites } from '../../src/notifications/writes';
 import type { Writes } from '../../src/writer/operations';
+import { TOP } from '../../src/core/snowflake';
 import { addUsers, tempStore } from '../helpers/store';
 
 const AT = '2026-11-22T13:00:00.000Z';
@@ -48,4 +49,28 @@ t.test("PUT refuses one's own id, naming the entry", async (t) => {
     });
   }
   t.same(await service.setPreferences('2', { priority_user_ids: ['1'] }), { muted_post_ids: [], priority_user_ids: ['1'], types: { like: true, reply: true, follow: true } });
+});
+
+t.test('a push subscription under a key revoked since the server checked it: 401 that says so, nothing stored', async (t) => {
+  const { db } = tempStore(t, 'perch-push-key-');
+  addUsers(db, { '1': 'ann' });
+  const accounts = new AccountStore(db);
+  accounts.addKey('key_live', '1', 'hash-live', false, AT);
+  accounts.addKey('key_gone', '1', 'hash-gone', false, AT);
+  accounts.revokeKey('key_gone', AT);
+  const ops = notificationWrites(db);
+  const sub = { userId: '1', endpoint: 'https://push.example/a', p256dh: 'p', auth: 'a', now: AT };
+  t.equal(ops.addPushSubscription({ ...sub, keyId: 'key_live' }).created, true, 'a live key registers');
+  const refused = (() => {
+    try {
+      ops.addPushSubscription({ ...sub, keyId: 'key_gone', endpoint: 'https://push.example/b' });
+    } catch (err) {
+      return err;
+    }
+  })() as HttpError;
+  t.ok(refused instanceof HttpError);
+  t.equal(refused.status, 401);
+  // Not the router's "unknown or revoked": the key was known when the request was let in.
+  t.equal(refused.message, 'The API key has been revoked.');
+  t.equal(new NotificationStore(db).subscriptionsPage('1', TOP, 100).length, 1, 'nothing stored under the revoked key');
 });
