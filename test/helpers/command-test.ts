@@ -11,14 +11,16 @@
 import t, { type Test } from 'tap';
 import { testThreads, withoutServers, withPinnedThreads } from './server';
 
-const SECOND_PASS = 'does the same work in both passes: runs in the one-thread pass';
-
 export function commandTest(name: string, fn: (t: Test) => Promise<void>): void {
-  const options = testThreads() === 1 ? {} : { skip: `boots no server, so it ${SECOND_PASS}` };
-  t.test(name, options, (tt) => withoutServers(() => fn(tt)));
+  onePassTest(name, 'boots no server', withoutServers, fn);
 }
 
 export function pinnedThreadsTest(name: string, fn: (t: Test) => Promise<void>): void {
-  const options = testThreads() === 1 ? {} : { skip: `its servers have their own thread count, so it ${SECOND_PASS}` };
-  t.test(name, options, (tt) => withPinnedThreads(() => fn(tt)));
+  onePassTest(name, 'its servers have their own thread count', withPinnedThreads, fn);
+}
+
+/** A test skipped in the two-thread pass (saying `why`), its body run inside `limit`. */
+function onePassTest(name: string, why: string, limit: (body: () => Promise<void>) => Promise<void>, fn: (t: Test) => Promise<void>): void {
+  const options = testThreads() === 1 ? {} : { skip: `${why}, so it does the same work in both passes: runs in the one-thread pass` };
+  t.test(name, options, (tt) => limit(() => fn(tt)));
 }
