@@ -7,7 +7,7 @@ import { isIdString } from './snowflake';
 const RANDOM_HEX_DIGITS = 24;
 /** How many random bytes a media id carries. */
 export const MEDIA_ID_RANDOM_BYTES = RANDOM_HEX_DIGITS / 2;
-const MEDIA_ID = /^([1-9][0-9]{0,18})(?:-[0-9a-f]{24})?$/;
+const MEDIA_ID = new RegExp(`^([1-9][0-9]{0,18})(?:-[0-9a-f]{${RANDOM_HEX_DIGITS}})?$`);
 
 /** A media id from a new time-ordered id and 12 random bytes (as hex). */
 export function mediaId(timeOrderedId: string, random: Buffer): string {
