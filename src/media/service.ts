@@ -39,7 +39,7 @@ export class MediaService {
     }
     const id = mediaId(this.newId(), randomBytes(MEDIA_ID_RANDOM_BYTES));
     try {
-      this.files.write(id, bytes);
+      await this.files.write(id, bytes);
     } catch (err) {
       // Nothing was kept (MediaFiles.write): a full disk is worth a retry later, not a 500.
       if (isDiskFull(err)) throw diskFull(err, 'media upload');

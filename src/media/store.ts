@@ -2,8 +2,9 @@
 // row is committed, so a committed row always has its file. Files are named by the media id.
 import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
-import { mkdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync, rmSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { close, fsync, mkdirSync, open, write } from 'node:fs';
+import { readFile, rename, rm } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 
 /**
@@ -11,13 +12,17 @@ import { join } from 'node:path';
  * full disk does (a short count, then ENOSPC; or an fsync that reports EDQUOT or EIO).
  */
 export interface MediaFileIo {
-  write(fd: number, buffer: Buffer, offset: number, length: number): number;
-  fsync(fd: number): void;
+  write(fd: number, buffer: Buffer, offset: number, length: number): Promise<number>;
+  fsync(fd: number): Promise<void>;
 }
 
+const writeAsync = promisify(write);
+const openAsync = promisify(open);
+const closeAsync = promisify(close);
+
 const NODE_FILE_IO: MediaFileIo = {
-  write: (fd, buffer, offset, length) => writeSync(fd, buffer, offset, length),
-  fsync: (fd) => fsyncSync(fd),
+  write: (fd, buffer, offset, length) => writeAsync(fd, buffer, offset, length).then((r) => r.bytesWritten),
+  fsync: promisify(fsync),
 };
 
 function ioError(code: string, message: string): NodeJS.ErrnoException {
@@ -27,6 +32,14 @@ function ioError(code: string, message: string): NodeJS.ErrnoException {
 export class MediaFiles {
   readonly dir: string;
   private readonly io: MediaFileIo;
+  /**
+   * The upload being written, which the next waits for. Each step runs on libuv's pool, off the
+   * thread that serves requests (an fsync of a few MiB can take a tenth of a second on a slow
+   * disk, and redirects, reads and the writer's commits would all wait for it); one at a time,
+   * so that uploads arriving together cannot fill the pool, whose threads also run the log's
+   * syncs. The disk syncs them one after another anyway.
+   */
+  private last: Promise<unknown> = Promise.resolve();
 
   constructor(dataDir: string, io: Partial<MediaFileIo> = {}) {
     this.dir = join(dataDir, 'media');
@@ -36,57 +49,64 @@ export class MediaFiles {
 
   /**
    * Writes the file durably: temporary name, every byte written, fsync, rename, fsync of the
-   * directory. On any failure it throws and leaves neither the temporary file nor the final one,
+   * directory. On any failure it rejects and leaves neither the temporary file nor the final one,
    * so the caller answers an error and commits no row.
    */
-  write(id: string, bytes: Buffer): void {
-    const final = join(this.dir, id);
-    const tmp = `${final}.tmp`;
-    try {
-      const fd = openSync(tmp, 'w');
-      try {
-        this.writeAll(fd, bytes);
-        this.io.fsync(fd);
-      } catch (err) {
-        closeSync(fd);
-        throw err;
-      }
-      // close(2) can report a deferred write error (NFS, quotas): it fails the upload like the rest.
-      closeSync(fd);
-      renameSync(tmp, final);
-    } catch (err) {
-      rmSync(tmp, { force: true });
-      throw err;
-    }
-    try {
-      this.syncDir();
-    } catch (err) {
-      // The name may not survive a power cut; an upload answered with an error keeps nothing.
-      rmSync(final, { force: true });
-      throw err;
-    }
+  write(id: string, bytes: Buffer): Promise<void> {
+    const done = this.last.then(() => this.writeNow(id, bytes));
+    // The next upload waits for this one to end, however it ends.
+    this.last = done.catch(() => {});
+    return done;
   }
 
   read(id: string): Promise<Buffer> {
     return readFile(join(this.dir, id));
   }
 
+  private async writeNow(id: string, bytes: Buffer): Promise<void> {
+    const final = join(this.dir, id);
+    const tmp = `${final}.tmp`;
+    try {
+      const fd = await openAsync(tmp, 'w');
+      try {
+        await this.writeAll(fd, bytes);
+        await this.io.fsync(fd);
+      } catch (err) {
+        await closeAsync(fd);
+        throw err;
+      }
+      // close(2) can report a deferred write error (NFS, quotas): it fails the upload like the rest.
+      await closeAsync(fd);
+      await rename(tmp, final);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+    try {
+      await this.syncDir();
+    } catch (err) {
+      // The name may not survive a power cut; an upload answered with an error keeps nothing.
+      await rm(final, { force: true });
+      throw err;
+    }
+  }
+
   /** write(2) may write fewer bytes than asked (a nearly full disk does): continue until all are. */
-  private writeAll(fd: number, bytes: Buffer): void {
+  private async writeAll(fd: number, bytes: Buffer): Promise<void> {
     let offset = 0;
     while (offset < bytes.length) {
-      const n = this.io.write(fd, bytes, offset, bytes.length - offset);
+      const n = await this.io.write(fd, bytes, offset, bytes.length - offset);
       if (n <= 0) throw ioError('EIO', `write of media made no progress at byte ${offset} of ${bytes.length}`);
       offset += n;
     }
   }
 
-  private syncDir(): void {
-    const dirFd = openSync(this.dir, 'r');
+  private async syncDir(): Promise<void> {
+    const dirFd = await openAsync(this.dir, 'r');
     try {
-      this.io.fsync(dirFd);
+      await this.io.fsync(dirFd);
     } finally {
-      closeSync(dirFd);
+      await closeAsync(dirFd);
     }
   }
 }
