@@ -2,7 +2,8 @@
 // to a DELETE answers 404, never 500; and once a DELETE has answered 204, no thread redirects the
 // code any more, even when another thread was filling its cache from SQLite at that moment.
 import t from 'tap';
-import { startServer, testThreads, type Key, type TestServer } from '../helpers/server';
+import { onFirstUse, pinnedThreadsTest } from '../helpers/command-test';
+import { startServer, type Key, type TestServer } from '../helpers/server';
 import { create } from './links-helpers';
 
 let server: TestServer;
@@ -16,8 +17,12 @@ const loose = {
   links: { cache_ttl_seconds: 3600 },
 };
 
-t.before(async () => {
-  server = await startServer({ threads: Math.max(2, testThreads()), config: loose });
+/**
+ * The server of every test here, started by the first: two threads whatever the pass (the races
+ * are between threads), so the tests run in the one-thread pass only.
+ */
+const ready = onFirstUse(async () => {
+  server = await startServer({ threads: 2, config: loose });
   alice = await server.keygen('alice');
 });
 t.teardown(() => server?.close());
@@ -30,7 +35,8 @@ async function status(code: string, close: boolean): Promise<number> {
   return r.status;
 }
 
-t.test('PATCH racing DELETE of the same link answers 200 or 404, never 500', async (t) => {
+pinnedThreadsTest('PATCH racing DELETE of the same link answers 200 or 404, never 500', async (t) => {
+  await ready();
   const outcomes = new Map<string, number>();
   for (let i = 0; i < 50; i++) {
     const code = await create(server, alice, `https://example.com/race-${i}`);
@@ -45,7 +51,8 @@ t.test('PATCH racing DELETE of the same link answers 200 or 404, never 500', asy
   for (const key of outcomes.keys()) t.match(key, /^PATCH (200|404), DELETE 204$/, key);
 });
 
-t.test('PATCHes of different fields made at once all stand, on either thread', async (t) => {
+pinnedThreadsTest('PATCHes of different fields made at once all stand, on either thread', async (t) => {
+  await ready();
   let lost = 0;
   for (let i = 0; i < 30; i++) {
     const code = await create(server, alice, `https://example.com/fields-${i}`);
@@ -70,7 +77,8 @@ t.test('PATCHes of different fields made at once all stand, on either thread', a
   t.equal(lost, 0, 'no edit undone by another');
 });
 
-t.test('after DELETE answers 204, no thread redirects the code, though they were reading it meanwhile', async (t) => {
+pinnedThreadsTest('after DELETE answers 204, no thread redirects the code, though they were reading it meanwhile', async (t) => {
+  await ready();
   const links = 200;
   const stale: string[] = [];
   for (let i = 0; i < links; i++) {

@@ -1,25 +1,20 @@
 // Edits and deletions reach every HTTP thread at once, well inside the cache TTL.
 import t from 'tap';
-import { pinnedThreadsTest } from '../helpers/command-test';
+import { onFirstUse, pinnedThreadsTest } from '../helpers/command-test';
 import { startServer, type Key, type TestServer } from '../helpers/server';
 import { create } from './links-helpers';
 
 let server: TestServer;
 let alice: Key;
-let started: Promise<void> | undefined;
-
 /**
  * The server of every test here, started by the first: two threads whatever the pass, so the
  * tests run in the one-thread pass only, and the two-thread pass starts no server for them.
  */
-function ready(): Promise<void> {
-  started ??= (async () => {
-    // A long TTL, so that only invalidation (never expiry of cache entries) can explain a change.
-    server = await startServer({ threads: 2, config: { links: { cache_ttl_seconds: 3600 } } });
-    alice = await server.keygen('alice');
-  })();
-  return started;
-}
+const ready = onFirstUse(async () => {
+  // A long TTL, so that only invalidation (never expiry of cache entries) can explain a change.
+  server = await startServer({ threads: 2, config: { links: { cache_ttl_seconds: 3600 } } });
+  alice = await server.keygen('alice');
+});
 t.teardown(() => server?.close());
 
 /** Many redirects over fresh connections and keep-alive ones, so both threads answer. */

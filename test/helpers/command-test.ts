@@ -19,6 +19,15 @@ export function pinnedThreadsTest(name: string, fn: (t: Test) => Promise<void>):
   onePassTest(name, 'its servers have their own thread count', withPinnedThreads, fn);
 }
 
+/**
+ * What the tests of a file share (a server with a thread count of its own, its keys), made by the
+ * first test that asks for it: in the two-thread pass, which skips those tests, nothing is made.
+ */
+export function onFirstUse<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => (made ??= make());
+}
+
 /** A test skipped in the two-thread pass (saying `why`), its body run inside `limit`. */
 function onePassTest(name: string, why: string, limit: (body: () => Promise<void>) => Promise<void>, fn: (t: Test) => Promise<void>): void {
   const options = testThreads() === 1 ? {} : { skip: `${why}, so it does the same work in both passes: runs in the one-thread pass` };
