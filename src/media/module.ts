@@ -4,12 +4,14 @@ import { MediaFiles, MediaStore, mediaFilePath } from './store';
 import { MediaService } from './service';
 import { mediaRoutes } from './routes';
 import { mediaWrites, type MediaWrites } from './writes';
+import { MIGRATIONS } from './migrations';
 
 export const media: Capability = {
   name: 'media',
+  migrations: MIGRATIONS,
   writes: mediaWrites,
   http(ctx) {
-    const service = new MediaService(new MediaStore(ctx.sqlite), new MediaFiles(ctx.dataDir), ctx.writes.as<MediaWrites>(), ctx.newId);
+    const service = new MediaService(new MediaStore(ctx.sqlite), new MediaFiles(ctx.dataDir), ctx.writes.as<MediaWrites>(), ctx.newId, ctx.config.media.user_quota_bytes);
     return { routes: mediaRoutes(service) };
   },
   status: ({ sqlite }) => ({ media: new MediaStore(sqlite).count() }),

@@ -8,6 +8,7 @@ import { baseContentType, isMediaType, sniffMediaType } from '../core/media-type
 import type { Writes } from '../writer/operations';
 import type { MediaFiles, MediaRow, MediaStore } from './store';
 import type { MediaWrites } from './writes';
+import { fitsQuota, overQuota } from './quota';
 
 export const MEDIA_MAX_BYTES = 5 * 1024 * 1024;
 
@@ -24,6 +25,8 @@ export class MediaService {
     private readonly files: MediaFiles,
     private readonly writes: Writes<MediaWrites>,
     private readonly newId: () => string,
+    /** Bytes of media each user may keep; 0 for no limit (media/quota.ts). */
+    private readonly quotaBytes: number,
   ) {}
 
   /** Stores an upload of `contentType` (as the request declared it); resolves once committed. */
@@ -37,6 +40,9 @@ export class MediaService {
     if (actual !== declared) {
       throw invalidField('', actual ? `the body is ${actual}, not ${declared}` : `the body is not an image of type ${declared}`);
     }
+    // Checked again by the writer (writes.ts); this spares writing a file only to remove it.
+    const used = this.store.bytesOf(ownerId);
+    if (!fitsQuota(used, bytes.length, this.quotaBytes)) throw overQuota(used, bytes.length, this.quotaBytes);
     const id = mediaId(this.newId(), randomBytes(MEDIA_ID_RANDOM_BYTES));
     try {
       await this.files.write(id, bytes);
@@ -45,7 +51,14 @@ export class MediaService {
       if (isDiskFull(err)) throw diskFull(err, 'media upload');
       throw err;
     }
-    await this.writes.run('insertMedia', { id, ownerId, contentType: declared, size: bytes.length, now: isoNow() });
+    try {
+      await this.writes.run('insertMedia', { id, ownerId, contentType: declared, size: bytes.length, now: isoNow(), quotaBytes: this.quotaBytes });
+    } catch (err) {
+      // No row refers to the file (over the quota, a full disk, the writer gone): an upload
+      // answered with an error keeps nothing.
+      await this.files.remove(id);
+      throw err;
+    }
     return { id, content_type: declared, size: bytes.length, url: `/media/${id}` };
   }
 

@@ -63,6 +63,11 @@ export class MediaFiles {
     return readFile(join(this.dir, id));
   }
 
+  /** Removes a file whose row was not committed (its upload answered an error). */
+  remove(id: string): Promise<void> {
+    return rm(join(this.dir, id), { force: true });
+  }
+
   private async writeNow(id: string, bytes: Buffer): Promise<void> {
     const final = join(this.dir, id);
     const tmp = `${final}.tmp`;
@@ -126,6 +131,7 @@ export class MediaStore {
   private readonly byIdStmt: Statement;
   private readonly countStmt: Statement;
   private readonly idsStmt: Statement;
+  private readonly ownerBytesStmt: Statement;
 
   private withdrawnStmt: Statement | undefined;
 
@@ -135,6 +141,7 @@ export class MediaStore {
     this.byIdStmt = db.prepare('SELECT id, owner_id, content_type, size, created_at FROM media WHERE id = ?');
     this.countStmt = db.prepare('SELECT COUNT(*) FROM media').pluck();
     this.idsStmt = db.prepare('SELECT id FROM media ORDER BY id').pluck();
+    this.ownerBytesStmt = db.prepare('SELECT COALESCE(SUM(size), 0) FROM media WHERE owner_id = ?').pluck();
   }
 
   /** Every media id, for backups. */
@@ -149,6 +156,11 @@ export class MediaStore {
   /** Who uploaded a media id, or undefined when there is no such media. */
   owner(id: string): string | undefined {
     return this.ownerStmt.get(id) as string | undefined;
+  }
+
+  /** The bytes of every file a user has uploaded (media_owner's index holds them). */
+  bytesOf(ownerId: string): number {
+    return this.ownerBytesStmt.get(ownerId) as number;
   }
 
   insert(id: string, ownerId: string, contentType: string, size: number, now: string): void {

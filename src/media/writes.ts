@@ -2,11 +2,19 @@
 // once the file itself is on disk (routes.ts).
 import type { Sqlite } from '../store/sqlite';
 import { MediaStore } from './store';
+import { fitsQuota, overQuota } from './quota';
 
 export function mediaWrites(db: Sqlite) {
   const store = new MediaStore(db);
   return {
-    insertMedia(a: { id: string; ownerId: string; contentType: string; size: number; now: string }): void {
+    /**
+     * Records a file already on disk. The quota is checked here, inside the transaction, where it
+     * sees every upload committed before: the check before the file was written (service.ts) can
+     * miss uploads of the same user in flight beside it.
+     */
+    insertMedia(a: { id: string; ownerId: string; contentType: string; size: number; now: string; quotaBytes: number }): void {
+      const used = store.bytesOf(a.ownerId);
+      if (!fitsQuota(used, a.size, a.quotaBytes)) throw overQuota(used, a.size, a.quotaBytes);
       store.insert(a.id, a.ownerId, a.contentType, a.size, a.now);
     },
   };

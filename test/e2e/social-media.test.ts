@@ -1,5 +1,7 @@
 import t from 'tap';
 import { connect } from 'node:net';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { startServer, type Key, type TestServer } from '../helpers/server';
 
 let server: TestServer;
@@ -131,4 +133,35 @@ t.test("a deleted post's images are no longer served once no live post carries t
   const reuse = await server.post('/api/posts', { key: user.key, json: { text: 'three', media_ids: [up.json.id] } });
   t.equal(reuse.status, 201, 'its owner may post it again');
   t.equal((await fetch(url)).status, 200, 'and it is served again');
+});
+
+t.test("a user's uploads stop at the media quota: 413, nothing kept, other users unaffected", async (t) => {
+  const png = SAMPLES['image/png'];
+  // Room for two of these files a user, not three.
+  const quota = png.length * 2 + 10;
+  const small = await startServer({ config: { media: { user_quota_bytes: quota } } });
+  t.teardown(() => small.close());
+  const [ann, ben] = await Promise.all([small.keygen('ann'), small.keygen('ben')]);
+  const upload = (key: Key) => small.post('/api/media', { key: key.key, body: png, headers: { 'content-type': 'image/png' } });
+  const files = () => readdirSync(join(small.dataDir, 'media')).sort();
+
+  t.same([(await upload(ann)).status, (await upload(ann)).status], [201, 201]);
+  const over = await upload(ann);
+  t.equal(over.status, 413);
+  t.same(over.json, {
+    error: 'payload_too_large',
+    message: `This upload of ${png.length} bytes would take your media past its quota of ${quota} bytes (${png.length * 2} used).`,
+    quota_bytes: quota,
+    used_bytes: png.length * 2,
+  });
+  t.equal(files().length, 2, 'no file written for it');
+
+  // Five at once, each passing the check made before its file is written: the writer's check
+  // lets two in, and the files of the three it refuses are removed.
+  const together = await Promise.all(Array.from({ length: 5 }, () => upload(ben)));
+  t.same(together.map((r) => r.status).sort(), [201, 201, 413, 413, 413]);
+  const kept = together.filter((r) => r.status === 201).map((r) => r.json.id as string);
+  t.ok(kept.every((id) => files().includes(id)), 'every kept upload has its file');
+  t.equal(files().length, 4, "ann's two and ben's two: no file of a refused upload is left");
+  for (const id of kept) t.equal((await fetch(`${small.url}/media/${id}`)).status, 200);
 });

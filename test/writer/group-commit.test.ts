@@ -28,8 +28,8 @@ t.test('one failing write in a batch rolls back alone; the others commit with th
     ['createPost', post('5002', '999999')], // reply to a post that does not exist
     ['createPost', post('5003', '5001')], // reply to a post created earlier in the same batch
     ['createPost', { ...post('5004'), mediaIds: ['42'] }], // media not owned by the author
-    ['insertMedia', { id: '7001', ownerId: USER, contentType: 'image/png', size: 3, now }],
-    ['insertMedia', { id: '7001', ownerId: USER, contentType: 'image/png', size: 3, now }], // duplicate id: constraint error
+    ['insertMedia', { id: '7001', ownerId: USER, contentType: 'image/png', size: 3, now, quotaBytes: 0 }],
+    ['insertMedia', { id: '7001', ownerId: USER, contentType: 'image/png', size: 3, now, quotaBytes: 0 }], // duplicate id: constraint error
   ]);
   t.same(
     out.map((o) => o.ok),
