@@ -12,11 +12,29 @@ export function fitsQuota(used: number, size: number, quotaBytes: number): boole
   return quotaBytes === NO_QUOTA || used + size <= quotaBytes;
 }
 
-/** The 413 of an upload that would take its user past the quota; says what is used and allowed. */
+/**
+ * The 413 of an upload that would take its user past the quota. The message, which clients show
+ * as it is, gives sizes a person reads (`1 GiB`, `1.5 MiB`); the body has the exact bytes.
+ */
 export function overQuota(used: number, size: number, quotaBytes: number): HttpError {
   return new HttpError(
     'payload_too_large',
-    `This upload of ${size} bytes would take your media past its quota of ${quotaBytes} bytes (${used} used).`,
+    `This upload (${readableBytes(size)}) would take your media past its quota of ${readableBytes(quotaBytes)} (${readableBytes(used)} used).`,
     { quota_bytes: quotaBytes, used_bytes: used },
   );
+}
+
+const UNITS = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+
+/** `bytes` in the largest binary unit it reaches, to one decimal when not whole: `1.5 MiB`. */
+export function readableBytes(bytes: number): string {
+  let unit = 0;
+  let value = bytes;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  if (unit === 0) return `${bytes} ${bytes === 1 ? 'byte' : 'bytes'}`;
+  const rounded = Math.round(value * 10) / 10;
+  return `${Number.isInteger(rounded) ? rounded : rounded.toFixed(1)} ${UNITS[unit]}`;
 }
