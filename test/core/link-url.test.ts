@@ -39,6 +39,17 @@ t.test('rejections', async (t) => {
     if (!r.ok) t.match(r.message, msg);
   }
   t.equal(checkTargetUrl('https://example.com/' + 'x'.repeat(2028), rules).ok, true, 'exactly 2048');
+  const accented = 'https://example.com/' + 'é'.repeat(400);
+  const encoded = checkTargetUrl(accented, rules);
+  t.same(
+    encoded,
+    {
+      ok: false,
+      message: 'must be at most 2048 characters once percent-encoded, as it is stored (spaces and non-ASCII characters count as their %XX escapes): this one is 2420',
+    },
+    '420 characters as sent, 2,420 stored: the message says which length counts',
+  );
+  t.equal(checkTargetUrl('https://example.com/' + 'é'.repeat(338), rules).ok, true, '20 + 338 × 6 = 2048 once encoded');
   t.equal(checkTargetUrl('https://notevil.example/', rules).ok, true);
   t.equal(checkTargetUrl('https://sho.rt.example/', rules).ok, true);
   t.equal(checkTargetUrl('HTTPS://example.com', rules).ok, true, 'the scheme in capitals');
