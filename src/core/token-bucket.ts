@@ -1,6 +1,7 @@
-// Token-bucket and daily-quota arithmetic, pure: state in, decision and next state out.
-// A bucket holds up to `capacity` tokens and refills continuously at `refillPerSecond`
-// (fractional tokens accumulate); a request costs one token. A daily quota counts requests per
+// Token-bucket, sliding-window and daily-quota arithmetic, pure: state in, decision and next
+// state out. A bucket holds up to `capacity` tokens and refills continuously at `refillPerSecond`
+// (fractional tokens accumulate); a request costs one token. A sliding window lets at most `limit`
+// requests through in any `windowMs` (it keeps their times). A daily quota counts requests per
 // UTC calendar day. Times are milliseconds; the results the API shows are whole seconds.
 
 export interface BucketSpec {
@@ -98,11 +99,62 @@ export function takeQuota(state: QuotaState | undefined, limit: number, nowMs: n
   };
 }
 
+export interface WindowSpec {
+  limit: number;
+  windowMs: number;
+}
+
+/** The times of the requests a sliding window let through within its span, oldest first. */
+export interface WindowState {
+  times: number[];
+}
+
+export interface WindowDecision extends LimitOutcome {
+  next: WindowState;
+}
+
+/**
+ * The most requests a sliding window keeps the times of. A window stores one time per request it
+ * counts, so larger limits are kept as buckets instead (ratelimit/policies.ts).
+ */
+export const MAX_WINDOW_LIMIT = 100;
+
+/**
+ * The times still inside the window at `nowMs`, oldest first, at most `limit` of them. A time
+ * after `nowMs` (a clock that moved backwards) still counts: going back gives nothing back.
+ */
+function timesInWindow(state: WindowState | undefined, spec: WindowSpec, nowMs: number): number[] {
+  if (!state) return [];
+  const recent = state.times.filter((t) => t > nowMs - spec.windowMs);
+  return recent.length > spec.limit ? recent.slice(recent.length - spec.limit) : recent;
+}
+
+/** Unix seconds when a window holding `times` is empty again (now, when it is). */
+function windowEmptyUnix(times: number[], spec: WindowSpec, nowMs: number): number {
+  return Math.ceil((times.length === 0 ? nowMs : Math.max(nowMs, times[times.length - 1] + spec.windowMs)) / 1000);
+}
+
+export function takeFromWindow(state: WindowState | undefined, spec: WindowSpec, nowMs: number): WindowDecision {
+  const times = timesInWindow(state, spec, nowMs);
+  const allowed = times.length < spec.limit;
+  const after = allowed ? [...times, Math.max(nowMs, times[times.length - 1] ?? nowMs)] : times;
+  return {
+    allowed,
+    limit: spec.limit,
+    remaining: spec.limit - after.length,
+    resetUnix: windowEmptyUnix(after, spec, nowMs),
+    // Rejected, the window is full: one request passes once its oldest time leaves it.
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((times[0] + spec.windowMs - nowMs) / 1000 - 1e-9)),
+    next: { times: after },
+  };
+}
+
 export type LimitRule =
   | { kind: 'bucket'; name: string; capacity: number; refillPerSecond: number }
+  | { kind: 'window'; name: string; limit: number; windowMs: number }
   | { kind: 'daily'; name: string; limit: number };
 
-export type LimitState = BucketState | QuotaState;
+export type LimitState = BucketState | WindowState | QuotaState;
 
 export interface CompositeDecision extends LimitOutcome {
   /** The limit the headers describe (the one closest to running out). */
@@ -113,10 +165,10 @@ export interface CompositeDecision extends LimitOutcome {
   next: LimitState[];
 }
 
-export function evaluateRule(rule: LimitRule, state: LimitState | undefined, nowMs: number): BucketDecision | QuotaDecision {
-  return rule.kind === 'bucket'
-    ? takeToken(state as BucketState | undefined, rule, nowMs)
-    : takeQuota(state as QuotaState | undefined, rule.limit, nowMs);
+export function evaluateRule(rule: LimitRule, state: LimitState | undefined, nowMs: number): BucketDecision | WindowDecision | QuotaDecision {
+  if (rule.kind === 'bucket') return takeToken(state as BucketState | undefined, rule, nowMs);
+  if (rule.kind === 'window') return takeFromWindow(state as WindowState | undefined, rule, nowMs);
+  return takeQuota(state as QuotaState | undefined, rule.limit, nowMs);
 }
 
 /**
@@ -161,6 +213,10 @@ function describeUntouched(rule: LimitRule, state: LimitState | undefined, nowMs
     const full = secondsUntil(tokens, rule.capacity, rule.refillPerSecond);
     return { ...d, remaining: Math.floor(tokens + 1e-9), resetUnix: Math.ceil((nowMs + full * 1000) / 1000) };
   }
+  if (rule.kind === 'window') {
+    const times = timesInWindow(state as WindowState | undefined, rule, nowMs);
+    return { ...d, remaining: rule.limit - times.length, resetUnix: windowEmptyUnix(times, rule, nowMs) };
+  }
   const q = state as QuotaState | undefined;
   const used = usedToday(q, nowMs);
   return { ...d, remaining: rule.limit - used, resetUnix: used === 0 ? Math.ceil(nowMs / 1000) : d.resetUnix };
@@ -176,8 +232,9 @@ export function peekRules(rules: LimitRule[], states: Array<LimitState | undefin
 /**
  * Gives back one request to every rule (a request that was counted but then not served: the
  * server could not create what it asked for). A bucket gets one token, up to its capacity; a
- * quota un-counts one request of the current day (a request of an earlier day is already gone
- * from it). Returns the states to store; a rule with no state stays at its default (full).
+ * window forgets its newest time; a quota un-counts one request of the current day (a request of
+ * an earlier day is already gone from it). Returns the states to store; a rule with no state
+ * stays at its default (full).
  */
 export function refundRules(rules: LimitRule[], states: Array<LimitState | undefined>, nowMs: number): Array<LimitState | undefined> {
   return rules.map((rule, i) => {
@@ -187,6 +244,7 @@ export function refundRules(rules: LimitRule[], states: Array<LimitState | undef
       const s = state as BucketState;
       return { tokens: Math.min(rule.capacity, refill(s, rule, nowMs) + 1), updatedMs: Math.max(nowMs, s.updatedMs) };
     }
+    if (rule.kind === 'window') return { times: timesInWindow(state as WindowState, rule, nowMs).slice(0, -1) };
     const q = state as QuotaState;
     return q.day === utcDay(nowMs) ? { day: q.day, count: Math.max(0, q.count - 1) } : q;
   });
@@ -194,13 +252,14 @@ export function refundRules(rules: LimitRule[], states: Array<LimitState | undef
 
 /**
  * Whether stored states say nothing a missing record would not: every bucket refilled to its
- * capacity by `nowMs`, every quota of an earlier day or unused. Such a record can be forgotten.
+ * capacity by `nowMs`, every window empty, every quota of an earlier day or unused. Such a record can be forgotten.
  */
 export function atRest(rules: LimitRule[], states: Array<LimitState | undefined>, nowMs: number): boolean {
   return rules.every((rule, i) => {
     const state = states[i];
     if (state === undefined) return true;
     if (rule.kind === 'bucket') return refill(state as BucketState, rule, nowMs) >= rule.capacity;
+    if (rule.kind === 'window') return timesInWindow(state as WindowState, rule, nowMs).length === 0;
     return usedToday(state as QuotaState, nowMs) === 0;
   });
 }

@@ -7,7 +7,7 @@
 //                      per code from every client together; fails closed (checked by the link
 //                      service, links/service.ts)
 import type { Config } from '../config';
-import { peekRules, type CompositeDecision, type LimitRule, type LimitOutcome } from '../core/token-bucket';
+import { MAX_WINDOW_LIMIT, peekRules, type CompositeDecision, type LimitRule, type LimitOutcome } from '../core/token-bucket';
 import { unavailable } from '../http/errors';
 import { errorFields, log } from '../log';
 import { rateLimitError, rateLimitHeaders } from './headers';
@@ -20,9 +20,22 @@ export function shortenRules(config: Config): LimitRule[] {
   const s = config.limits.shorten;
   return [
     { kind: 'bucket', name: 'shorten', capacity: s.capacity, refillPerSecond: s.refill_per_second },
-    { kind: 'bucket', name: 'shorten_burst', capacity: s.burst_per_second, refillPerSecond: s.burst_per_second },
+    burstCap(s.burst_per_second),
     { kind: 'daily', name: 'shorten_daily', limit: s.daily_quota },
   ];
+}
+
+/**
+ * The per-second burst cap: at most `perSecond` creations in any one second, a sliding window of
+ * their times. A bucket of that many tokens refilling as many a second would let nearly twice
+ * through within a second (a full bucket, then its refill), and a fixed window twice around its
+ * boundary. A window keeps one time per creation it counts, so a cap above MAX_WINDOW_LIMIT
+ * (there to be out of the way, not to shape bursts) is kept as such a bucket (docs/rate-limiting.md).
+ */
+export function burstCap(perSecond: number): LimitRule {
+  return perSecond <= MAX_WINDOW_LIMIT
+    ? { kind: 'window', name: 'shorten_burst', limit: perSecond, windowMs: 1000 }
+    : { kind: 'bucket', name: 'shorten_burst', capacity: perSecond, refillPerSecond: perSecond };
 }
 
 export function searchRules(config: Config, tier: SearchTier): LimitRule[] {

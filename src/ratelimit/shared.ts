@@ -4,29 +4,53 @@
 import { atRest, evaluateRules, peekRules, refundRules, type CompositeDecision, type LimitOutcome, type LimitRule, type LimitState } from '../core/token-bucket';
 import type { HotStore, LmdbDb } from '../store/lmdb';
 
-// One record per identity and rule set: two float64 per rule (bucket: tokens, updated ms;
-// quota: day, count), so a check is one small get and one small put with no serialisation.
+// One record per identity and rule set, the rules' states one after another with no
+// serialisation, so a check is one small get and one small put: a bucket or a quota is two
+// float64 (tokens and updated ms; day and count), a window a float64 count and that many times.
+// A window's length follows its count, not its limit, so a changed limit keeps the record.
 function decode(buf: Buffer | undefined, rules: LimitRule[]): Array<LimitState | undefined> {
-  if (!buf || buf.length !== rules.length * 16) return rules.map(() => undefined);
+  const none = () => rules.map(() => undefined);
+  if (!buf || buf.length % 8 !== 0) return none();
   const out: Array<LimitState | undefined> = [];
-  for (let i = 0; i < rules.length; i++) {
-    const a = buf.readDoubleLE(i * 16);
-    const b = buf.readDoubleLE(i * 16 + 8);
-    out.push(rules[i].kind === 'bucket' ? { tokens: a, updatedMs: b } : { day: a, count: b });
+  let at = 0;
+  for (const rule of rules) {
+    if (at + 8 > buf.length) return none();
+    const a = buf.readDoubleLE(at);
+    if (rule.kind === 'window') {
+      if (!Number.isInteger(a) || a < 0 || at + 8 + a * 8 > buf.length) return none();
+      const times: number[] = [];
+      for (let i = 0; i < a; i++) times.push(buf.readDoubleLE(at + 8 + i * 8));
+      out.push({ times });
+      at += 8 + a * 8;
+      continue;
+    }
+    if (at + 16 > buf.length) return none();
+    const b = buf.readDoubleLE(at + 8);
+    out.push(rule.kind === 'bucket' ? { tokens: a, updatedMs: b } : { day: a, count: b });
+    at += 16;
   }
-  return out;
+  // A record of another rule set (a rule changed kind) is as good as none.
+  return at === buf.length ? out : none();
 }
 
 function encode(states: LimitState[]): Buffer {
-  const buf = Buffer.allocUnsafe(states.length * 16);
-  for (let i = 0; i < states.length; i++) {
-    const s = states[i];
-    if ('tokens' in s) {
-      buf.writeDoubleLE(s.tokens, i * 16);
-      buf.writeDoubleLE(s.updatedMs, i * 16 + 8);
+  let size = 0;
+  for (const s of states) size += 'times' in s ? 8 + s.times.length * 8 : 16;
+  const buf = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const s of states) {
+    if ('times' in s) {
+      buf.writeDoubleLE(s.times.length, at);
+      for (let i = 0; i < s.times.length; i++) buf.writeDoubleLE(s.times[i], at + 8 + i * 8);
+      at += 8 + s.times.length * 8;
+    } else if ('tokens' in s) {
+      buf.writeDoubleLE(s.tokens, at);
+      buf.writeDoubleLE(s.updatedMs, at + 8);
+      at += 16;
     } else {
-      buf.writeDoubleLE(s.day, i * 16);
-      buf.writeDoubleLE(s.count, i * 16 + 8);
+      buf.writeDoubleLE(s.day, at);
+      buf.writeDoubleLE(s.count, at + 8);
+      at += 16;
     }
   }
   return buf;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { atRest, evaluateRules, peekRules, refill, refundRules, takeQuota, takeToken, type LimitRule } from '../../src/core/token-bucket';
+import { atRest, evaluateRules, peekRules, refill, refundRules, takeFromWindow, takeQuota, takeToken, type LimitRule } from '../../src/core/token-bucket';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0, 0); // 1795348800000
 const T0s = T0 / 1000;
@@ -78,6 +78,62 @@ t.test('daily quota counts per UTC day and resets at midnight', async (t) => {
   const nextDay = takeQuota({ day: a.next.day, count: 3 }, 3, Date.UTC(2026, 10, 23, 0, 0, 0, 1));
   t.equal(nextDay.allowed, true);
   t.equal(nextDay.remaining, 2);
+});
+
+t.test('a sliding window lets `limit` through in any span of `windowMs`, however they are spread', async (t) => {
+  const spec = { limit: 3, windowMs: 1000 };
+  let state = undefined as { times: number[] } | undefined;
+  const at = (ms: number) => {
+    const d = takeFromWindow(state, spec, T0 + ms);
+    if (d.allowed) state = d.next;
+    return d;
+  };
+  const first = at(0);
+  t.same(first, { allowed: true, limit: 3, remaining: 2, resetUnix: T0s + 1, retryAfterSeconds: 0, next: { times: [T0] } });
+  t.equal(at(400).remaining, 1);
+  t.equal(at(900).remaining, 0);
+  const full = at(990);
+  t.equal(full.allowed, false);
+  t.equal(full.retryAfterSeconds, 1, '10 ms until the first leaves, rounded up');
+  t.same(full.next, { times: [T0, T0 + 400, T0 + 900] }, 'a refusal records nothing');
+  t.equal(full.resetUnix, T0s + 2, 'empty once the last (0.9 s) is a second old: 1.9 s, rounded up');
+  // A bucket of 3 refilling 3 a second would have let one more through at 0.4 s and two at 0.99 s.
+  t.equal(at(1000).allowed, true, 'at 1.0 s the first has left');
+  t.equal(at(1399).allowed, false, 'the one of 0.4 s is still in');
+  t.equal(at(1400).allowed, true);
+  t.same(state, { times: [T0 + 900, T0 + 1000, T0 + 1400] }, 'only the times inside the window are kept');
+  const later = takeFromWindow(state, spec, T0 + 3_000_000);
+  t.same(later.next, { times: [T0 + 3_000_000] }, 'an old state is as good as none');
+  t.equal(later.remaining, 2);
+});
+
+t.test('a sliding window: a clock gone back frees nothing; a smaller limit keeps the newest times', async (t) => {
+  const spec = { limit: 2, windowMs: 1000 };
+  const full = { times: [T0, T0 + 10] };
+  t.equal(takeFromWindow(full, spec, T0 - 5000).allowed, false, 'times after now still count');
+  const grown = { times: [T0, T0 + 10, T0 + 20, T0 + 30] };
+  const d = takeFromWindow(grown, { limit: 2, windowMs: 1000 }, T0 + 40);
+  t.equal(d.allowed, false);
+  t.equal(d.retryAfterSeconds, 1);
+  t.equal(takeFromWindow(grown, spec, T0 + 1019).allowed, false, 'the newest two (20 and 30 ms) are in');
+  t.equal(takeFromWindow(grown, spec, T0 + 1020).allowed, true, 'once the older of them has left');
+});
+
+t.test('a sliding window in a composite: peek, refund, at rest', async (t) => {
+  const rules: LimitRule[] = [
+    { kind: 'bucket', name: 'bucket', capacity: 20, refillPerSecond: 1 / 3 },
+    { kind: 'window', name: 'burst', limit: 5, windowMs: 1000 },
+  ];
+  const states = [{ tokens: 10, updatedMs: T0 }, { times: [T0 - 500, T0 - 100] }];
+  const p = peekRules(rules, states, T0);
+  t.same([p.limit, p.remaining, p.resetUnix], [5, 3, T0s + 1], 'three left; empty at 0.9 s from now, rounded up');
+  const d = evaluateRules(rules, states, T0);
+  t.equal(d.binding, 'burst');
+  t.equal(d.remaining, 2);
+  t.same(d.next[1], { times: [T0 - 500, T0 - 100, T0] });
+  t.same(refundRules(rules, d.next, T0)[1], { times: [T0 - 500, T0 - 100] }, 'a refund forgets the newest time');
+  t.equal(atRest(rules, [{ tokens: 20, updatedMs: T0 }, { times: [T0 - 500] }], T0), false, 'a time in the window is not at rest');
+  t.equal(atRest(rules, [{ tokens: 20, updatedMs: T0 }, { times: [T0 - 1000] }], T0), true, 'a second old: at rest');
 });
 
 const SHORTEN: LimitRule[] = [

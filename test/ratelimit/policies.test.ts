@@ -68,9 +68,34 @@ t.test('shorten: after the burst window the 20-token bucket binds', async (t) =>
       more.push((err as HttpError).status);
     }
   }
-  // Every 200 ms the burst cap regains one token (net 0) while the bucket loses 0.93: from 19.4 s
-  // the bucket is the binding limit (a tie at 3 goes to the one that resets last).
-  t.same(more, ['5:3', '5:3', '20:3', '20:2', '20:1', '20:0', 429, 429]);
+  // The burst cap lets five through in any one second: 19.0 (the 20th), 19.0, 19.2, 19.4, 19.6,
+  // and refuses 19.8. At 20.0 the two of 19.0 have left its window, but the bucket, losing 0.93 a
+  // creation, is down to one: it binds (a tie at 1 goes to the one that resets last), and is out
+  // at 20.4.
+  t.same(more, ['5:3', '5:2', '5:1', '5:0', 429, '20:1', '20:0', 429]);
+});
+
+t.test('shorten: the burst cap counts any one second, not a bucket that refills (five, a pause, then one more waits)', async (t) => {
+  const { limits, rejected } = setup(t);
+  for (let i = 0; i < 5; i++) limits.enforceShorten('k', NOW + i * 10);
+  // A bucket of 5 refilling 5 a second would have 3.5 tokens again after 0.7 s.
+  const err = caught(() => limits.enforceShorten('k', NOW + 700));
+  t.equal(err.status, 429);
+  t.equal(err.body().limit, 'shorten_burst');
+  t.equal(err.headers['Retry-After'], '1', 'the first of the five leaves the window at 1.0 s');
+  t.same(rejected, ['shorten_burst']);
+  t.equal(limits.enforceShorten('k', NOW + 1000)['X-RateLimit-Remaining'], '0', 'at 1.0 s one passes, and fills the window again');
+  t.equal(caught(() => limits.enforceShorten('k', NOW + 1005)).status, 429);
+  t.equal(limits.enforceShorten('k', NOW + 1010)['X-RateLimit-Remaining'], '0', 'the second leaves at 1.01 s');
+});
+
+t.test('shorten: a burst cap above the window limit is kept as a bucket', async (t) => {
+  const { limits } = setup(t, { limits: { shorten: { capacity: 10_000, refill_per_second: 1, burst_per_second: 1000, daily_quota: 100_000 } } });
+  for (let i = 0; i < 1000; i++) limits.enforceShorten('k', NOW);
+  t.equal(caught(() => limits.enforceShorten('k', NOW)).body().limit, 'shorten_burst');
+  // Half a second later, a bucket has refilled 500.
+  for (let i = 0; i < 500; i++) limits.enforceShorten('k', NOW + 500);
+  t.equal(caught(() => limits.enforceShorten('k', NOW + 500)).status, 429);
 });
 
 t.test('the 429 names the limit that was hit: the daily quota, when it is the one out of requests', async (t) => {

@@ -87,6 +87,28 @@ t.test('a refund gives the last check back, atomically, and never exceeds the ca
   t.same(limiter.check('a', rules, now).rejectedBy, ['burst']);
 });
 
+t.test('a record with a sliding window keeps its times, and a changed window limit keeps the record', async (t) => {
+  const limiter = openLimiter(t);
+  const rules = (limit: number) => [
+    { kind: 'bucket' as const, name: 'b', capacity: 100, refillPerSecond: 1e-9 },
+    { kind: 'window' as const, name: 'w', limit, windowMs: 1000 },
+    { kind: 'daily' as const, name: 'd', limit: 1000 },
+  ];
+  for (let i = 0; i < 3; i++) t.equal(limiter.check('a', rules(3), now + i).allowed, true);
+  t.same(limiter.check('a', rules(3), now + 3).rejectedBy, ['w'], 'the window is full');
+  const peek = limiter.peek('a', rules(3), now + 3);
+  t.equal(peek.remaining, 0);
+  // The same names with a larger window limit: the record is read as it is (three times, 97
+  // tokens, three today), not started afresh.
+  t.equal(limiter.check('a', rules(4), now + 4).allowed, true);
+  t.same(limiter.check('a', rules(4), now + 5).rejectedBy, ['w']);
+  const passed = limiter.check('a', rules(4), now + 1001);
+  t.equal(passed.allowed, true, 'the first two times have left the window');
+  t.equal(passed.remaining, 1, 'three in it now: 2, 4 and 1001 ms');
+  limiter.refund('a', rules(4), now + 1001);
+  t.equal(limiter.peek('a', rules(4), now + 1001).remaining, 2, 'the refund forgot the newest time');
+});
+
 t.test('forgetAtRest forgets only the full records of its prefix and rule set', async (t) => {
   const limiter = openLimiter(t);
   const rules = [{ kind: 'bucket' as const, name: 'guess', capacity: 2, refillPerSecond: 1 }];
