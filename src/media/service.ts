@@ -54,9 +54,11 @@ export class MediaService {
     try {
       await this.writes.run('insertMedia', { id, ownerId, contentType: declared, size: bytes.length, now: isoNow(), quotaBytes: this.quotaBytes });
     } catch (err) {
-      // No row refers to the file (over the quota, a full disk, the writer gone): an upload
-      // answered with an error keeps nothing.
-      await this.files.remove(id);
+      // Refused inside the transaction (over the quota): no row refers to the file, and an upload
+      // answered with an error keeps nothing. Any other failure (the writer gone, a 503) may have
+      // come after the row was committed, so the file stays: a file without a row is never served
+      // nor backed up, while a row without its file would break the rule that every row has one.
+      if (err instanceof HttpError && err.status < 500) await this.files.remove(id);
       throw err;
     }
     return { id, content_type: declared, size: bytes.length, url: `/media/${id}` };
