@@ -589,9 +589,14 @@ export class Router {
       this.settle(state, 499);
     });
     let chunks: Buffer[] | null = null;
+    // A raw body of declared length is copied once, into a buffer of that length, rather than
+    // chunk by chunk and then joined: an upload of 5 MiB would otherwise take twice that, and a
+    // copy more, while it is read.
+    let into: Buffer | null = !isJson && declared > 0 ? Buffer.allocUnsafe(declared) : null;
     let size = 0;
     res.onData((chunk, isLast) => {
       if (state.done || state.aborted) return;
+      const at = size;
       size += chunk.byteLength;
       if (size > limit) {
         const e = new HttpError('payload_too_large', `The body is limited to ${limit} bytes.`);
@@ -601,9 +606,17 @@ export class Router {
       // uWS reuses the chunk's memory after this callback returns: a chunk that is not the
       // whole body, or a raw body (kept past this callback), is copied. A JSON body that came in
       // one chunk is read in place, since it is parsed before this callback returns.
-      if (!isLast || chunks !== null || !isJson) (chunks ??= []).push(Buffer.from(new Uint8Array(chunk)));
+      if (into !== null) {
+        if (size <= into.length) into.set(new Uint8Array(chunk), at);
+        else {
+          // More than declared (uWS frames by the length, so never seen): kept like any chunk.
+          chunks = [into.subarray(0, at), Buffer.from(new Uint8Array(chunk))];
+          into = null;
+        }
+      } else if (!isLast || chunks !== null || !isJson) (chunks ??= []).push(Buffer.from(new Uint8Array(chunk)));
       if (!isLast) return;
-      const body: ArrayBuffer | Buffer = chunks === null ? chunk : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+      const body: ArrayBuffer | Buffer =
+        into !== null ? into.subarray(0, size) : chunks === null ? chunk : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
       try {
         if (isJson) {
           if (size === 0) throw invalidRequest([{ path: '', message: 'a JSON body is required' }], 'A JSON body is required.');

@@ -2,6 +2,7 @@
 // 404/405, and 500 without internals.
 import t from 'tap';
 import { request as httpRequest } from 'node:http';
+import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { loadNativeUws } from '../../src/http/uws';
 import { Router, parseWith, presentedKey, type Route } from '../../src/http/router';
@@ -22,6 +23,13 @@ const routes: Route[] = [
   { method: 'GET', path: '/boom', handler: () => { throw new Error('secret internal detail'); } },
   { method: 'GET', path: '/slow', handler: async () => { await new Promise((r) => setTimeout(r, 20)); return { status: 200, json: { slow: true } }; } },
   { method: 'POST', path: '/raw', body: 'raw', maxBodyBytes: 10, handler: (ctx) => ({ status: 200, json: { size: ctx.raw!.length } }) },
+  {
+    method: 'POST',
+    path: '/raw-big',
+    body: 'raw',
+    maxBodyBytes: 4 << 20,
+    handler: (ctx) => ({ status: 200, json: { size: ctx.raw!.length, sha256: createHash('sha256').update(ctx.raw!).digest('hex') } }),
+  },
 ];
 router.add(...routes);
 const app = uws.App();
@@ -146,6 +154,28 @@ t.test('a JSON body in one chunk or in several reads the same; bytes that are no
 t.test('raw bodies respect their own limit', async (t) => {
   t.equal((await call('POST', '/raw', { body: Buffer.alloc(10) })).json.size, 10);
   t.equal((await call('POST', '/raw', { body: Buffer.alloc(11) })).status, 413);
+});
+
+t.test('a large raw body arrives whole, in many chunks, with its length declared or sent chunked', async (t) => {
+  const bytes = randomBytes(3 << 20);
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  const declared = await call('POST', '/raw-big', { body: bytes });
+  t.same(declared.json, { size: bytes.length, sha256 }, 'with Content-Length');
+  // Without a length: Transfer-Encoding: chunked, in pieces of 100 KiB.
+  const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = httpRequest(base + '/raw-big', { method: 'POST' }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    for (let i = 0; i < bytes.length; i += 100 << 10) req.write(bytes.subarray(i, i + (100 << 10)));
+    req.end();
+  });
+  t.equal(chunked.status, 200);
+  t.same(JSON.parse(chunked.body), { size: bytes.length, sha256 }, 'chunked');
+  t.equal((await call('POST', '/raw-big', { body: Buffer.alloc((4 << 20) + 1) })).status, 413, 'over its limit');
+  t.same((await call('POST', '/raw-big', { body: Buffer.alloc(0) })).json, { size: 0, sha256: createHash('sha256').digest('hex') }, 'empty');
 });
 
 t.test('authentication: missing, unknown and malformed keys are 401 with WWW-Authenticate', async (t) => {
