@@ -5,7 +5,8 @@ import { createBackup, RefusedError } from '../backup/backup';
 import { NotABackupError, restoreBackup } from '../backup/restore';
 import type { Manifest } from '../backup/manifest';
 import { UsageError, announceDataDir, commandConfig, dataDirPath, existingDataDirOf, printJson, type CommonOptions } from './common';
-import { alignColumns, humanBytes } from './format';
+import { alignColumns } from './format';
+import { humanBytes } from '../core/human-bytes';
 
 interface BackupOptions extends CommonOptions {
   json: boolean;

@@ -1,22 +1,10 @@
-// Plain-text output of the CLI: aligned columns and human sizes and durations.
+// Plain-text output of the CLI: aligned columns and human durations (sizes: core/human-bytes.ts).
 
 /** Rows as lines whose columns line up (two spaces between); the last column is not padded. */
 export function alignColumns(rows: readonly (readonly string[])[]): string[] {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
   return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join('  '));
-}
-
-/** Bytes in the largest unit that keeps the number at least 1: `0 B`, `512 B`, `1.5 KiB`, `12.3 MiB`. */
-export function humanBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let u = 0;
-  let v = n;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return u === 0 ? `${n} B` : `${v.toFixed(1)} ${units[u]}`;
 }
 
 /** A duration as its two largest units: `45s`, `3m 05s`, `2h 07m`, `4d 03h`. */

@@ -13,7 +13,8 @@ import { CAPABILITIES, latestSchemaVersion } from '../capabilities';
 import type { StatusSection } from '../capability';
 import { VERSION } from '../version';
 import { commandConfig, existingDataDirOf, printJson, announceDataDir, commandHotStore, type CommonOptions } from './common';
-import { alignColumns, humanBytes, humanDuration } from './format';
+import { alignColumns, humanDuration } from './format';
+import { humanBytes } from '../core/human-bytes';
 import { lmdbFootprint } from '../store/lmdb-footprint';
 import { heapsByKind, residentOf, THREAD_KINDS } from '../server/thread-memory';
 

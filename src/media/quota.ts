@@ -3,6 +3,7 @@
 // fill it, and every write of everyone would then fail. Every file counts, posted or not, and a
 // file whose posts are deleted still counts: it stays on disk and in backups (docs/social.md).
 import { HttpError } from '../http/errors';
+import { humanBytes } from '../core/human-bytes';
 
 /** 0 turns the quota off. */
 export const NO_QUOTA = 0;
@@ -13,28 +14,15 @@ export function fitsQuota(used: number, size: number, quotaBytes: number): boole
 }
 
 /**
- * The 413 of an upload that would take its user past the quota. The message, which clients show
- * as it is, gives sizes a person reads (`1 GiB`, `1.5 MiB`); the body has the exact bytes.
+ * Throws the 413 of an upload of `size` bytes that would take its user past the quota; `used` is
+ * what the user's files hold now (MediaStore.bytesOf). The message, which clients show as it is,
+ * gives sizes a person reads (`1.0 GiB`); the body has the exact bytes.
  */
-export function overQuota(used: number, size: number, quotaBytes: number): HttpError {
-  return new HttpError(
+export function checkQuota(used: number, size: number, quotaBytes: number): void {
+  if (fitsQuota(used, size, quotaBytes)) return;
+  throw new HttpError(
     'payload_too_large',
-    `This upload (${readableBytes(size)}) would take your media past its quota of ${readableBytes(quotaBytes)} (${readableBytes(used)} used).`,
+    `This upload (${humanBytes(size)}) would take your media past its quota of ${humanBytes(quotaBytes)} (${humanBytes(used)} used).`,
     { quota_bytes: quotaBytes, used_bytes: used },
   );
-}
-
-const UNITS = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
-
-/** `bytes` in the largest binary unit it reaches, to one decimal when not whole: `1.5 MiB`. */
-export function readableBytes(bytes: number): string {
-  let unit = 0;
-  let value = bytes;
-  while (value >= 1024 && unit < UNITS.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  if (unit === 0) return `${bytes} ${bytes === 1 ? 'byte' : 'bytes'}`;
-  const rounded = Math.round(value * 10) / 10;
-  return `${Number.isInteger(rounded) ? rounded : rounded.toFixed(1)} ${UNITS[unit]}`;
 }

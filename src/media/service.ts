@@ -8,7 +8,7 @@ import { baseContentType, isMediaType, sniffMediaType } from '../core/media-type
 import type { Writes } from '../writer/operations';
 import type { MediaFiles, MediaRow, MediaStore } from './store';
 import type { MediaWrites } from './writes';
-import { fitsQuota, overQuota } from './quota';
+import { checkQuota } from './quota';
 
 export const MEDIA_MAX_BYTES = 5 * 1024 * 1024;
 
@@ -41,8 +41,7 @@ export class MediaService {
       throw invalidField('', actual ? `the body is ${actual}, not ${declared}` : `the body is not an image of type ${declared}`);
     }
     // Checked again by the writer (writes.ts); this spares writing a file only to remove it.
-    const used = this.store.bytesOf(ownerId);
-    if (!fitsQuota(used, bytes.length, this.quotaBytes)) throw overQuota(used, bytes.length, this.quotaBytes);
+    checkQuota(this.store.bytesOf(ownerId), bytes.length, this.quotaBytes);
     const id = mediaId(this.newId(), randomBytes(MEDIA_ID_RANDOM_BYTES));
     try {
       await this.files.write(id, bytes);

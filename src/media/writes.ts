@@ -2,7 +2,7 @@
 // once the file itself is on disk (routes.ts).
 import type { Sqlite } from '../store/sqlite';
 import { MediaStore } from './store';
-import { fitsQuota, overQuota } from './quota';
+import { checkQuota } from './quota';
 
 export function mediaWrites(db: Sqlite) {
   const store = new MediaStore(db);
@@ -13,8 +13,7 @@ export function mediaWrites(db: Sqlite) {
      * miss uploads of the same user in flight beside it.
      */
     insertMedia(a: { id: string; ownerId: string; contentType: string; size: number; now: string; quotaBytes: number }): void {
-      const used = store.bytesOf(a.ownerId);
-      if (!fitsQuota(used, a.size, a.quotaBytes)) throw overQuota(used, a.size, a.quotaBytes);
+      checkQuota(store.bytesOf(a.ownerId), a.size, a.quotaBytes);
       store.insert(a.id, a.ownerId, a.contentType, a.size, a.now);
     },
   };

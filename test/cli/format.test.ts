@@ -1,5 +1,6 @@
 import t from 'tap';
-import { alignColumns, humanBytes, humanDuration, printable } from '../../src/cli/format';
+import { alignColumns, humanDuration, printable } from '../../src/cli/format';
+import { humanBytes } from '../../src/core/human-bytes';
 
 t.test('columns line up; the last one is not padded', async (t) => {
   t.same(alignColumns([['data directory', '/srv/perch'], ['server', 'not running'], ['links code_pool_size', '10000']]), [

@@ -150,7 +150,7 @@ t.test("a user's uploads stop at the media quota: 413, nothing kept, other users
   t.equal(over.status, 413);
   t.same(over.json, {
     error: 'payload_too_large',
-    message: `This upload (${png.length} bytes) would take your media past its quota of ${quota} bytes (${png.length * 2} bytes used).`,
+    message: `This upload (${png.length} B) would take your media past its quota of ${quota} B (${png.length * 2} B used).`,
     quota_bytes: quota,
     used_bytes: png.length * 2,
   });
