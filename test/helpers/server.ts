@@ -66,7 +66,7 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, opts: { cwd?
   return new Promise((resolve) => {
     const childEnv = { ...cleanEnv(), ...env };
     const command = untraced([process.execPath, PERCH, ...args], childEnv);
-    execFile(command[0], command.slice(1), { env: childEnv, timeout: 30_000, cwd: opts.cwd }, (err, stdout, stderr) => {
+    const child = execFile(command[0], command.slice(1), { env: childEnv, timeout: 30_000, cwd: opts.cwd }, (err, stdout, stderr) => {
       const failure = err as (Error & { code?: unknown; signal?: unknown; killed?: boolean }) | null;
       const code = failure ? failure.code : 0;
       // A command killed by a signal (a crash, or the timeout) has no exit code: it counts as 1,
@@ -74,6 +74,9 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, opts: { cwd?
       const ended = failure && typeof code !== 'number' ? `[ended by ${String(failure.signal)}${failure.killed ? ' after the 30 s timeout' : ''}]\n` : '';
       resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr: stderr + ended });
     });
+    // A command outlives a test process that is killed (a timeout, Ctrl-C): a `serve` among them
+    // would go on holding its port and data directory.
+    endWithTestProcess(child);
   });
 }
 
