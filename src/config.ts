@@ -101,8 +101,12 @@ export const configSchema = z.strictObject({
   // At least the largest bulk request the indexer sends (core/write-budget.ts, maxBatch).
   search: z.strictObject({ queue_capacity: z.number().int().min(1000).max(1_000_000) }),
   web: z.strictObject({ enabled: z.boolean() }),
-  // Bytes of uploaded media each user may keep; 0 for no limit (media/quota.ts).
-  media: z.strictObject({ user_quota_bytes: nonNegInt }),
+  media: z.strictObject({
+    /** Bytes of uploaded media each user may keep; 0 for no limit (media/quota.ts). */
+    user_quota_bytes: nonNegInt,
+    /** How long a file uploaded and never posted is kept; 0 keeps it for ever (media/upkeep.ts). */
+    unposted_ttl_seconds: nonNegInt,
+  }),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -10,4 +10,12 @@ export const mediaOwner: Migration = {
   sql: `CREATE INDEX media_owner ON media(owner_id, size);`,
 };
 
-export const MIGRATIONS: readonly Migration[] = [mediaOwner];
+// Uploads by time, so that the sweep of files never posted (media/upkeep.ts) reads only the uploads
+// of the span it has not looked at yet.
+export const mediaCreated: Migration = {
+  version: 13,
+  name: 'media by time',
+  sql: `CREATE INDEX media_created ON media(created_at);`,
+};
+
+export const MIGRATIONS: readonly Migration[] = [mediaOwner, mediaCreated];

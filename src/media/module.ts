@@ -1,19 +1,67 @@
-// The media capability: uploaded images, their files under <data>/media and their rows.
+// The media capability: uploaded images, their files under <data>/media and their rows, and the
+// upkeep that forgets files never posted (upkeep.ts).
 import type { Capability } from '../capability';
+import { log } from '../log';
 import { MediaFiles, MediaStore, mediaFilePath } from './store';
 import { MediaService } from './service';
 import { mediaRoutes } from './routes';
 import { mediaWrites, type MediaWrites } from './writes';
 import { MIGRATIONS } from './migrations';
+import { MEDIA_TASKS } from './tasks';
+import { ORPHAN_MIN_AGE_MS, ORPHAN_SWEEP_EVERY_MS, UNPOSTED_BATCH, sweepPeriodMs, unpostedHorizon } from './upkeep';
 
 export const media: Capability = {
   name: 'media',
   migrations: MIGRATIONS,
   writes: mediaWrites,
+  tasks: MEDIA_TASKS,
   http(ctx) {
     const service = new MediaService(new MediaStore(ctx.sqlite), new MediaFiles(ctx.dataDir), ctx.writes.as<MediaWrites>(), ctx.newId, ctx.config.media.user_quota_bytes);
     return { routes: mediaRoutes(service) };
   },
+
+  jobs(ctx) {
+    const ttlMs = ctx.config.media.unposted_ttl_seconds * 1000;
+    const store = new MediaStore(ctx.sqlite);
+    const files = new MediaFiles(ctx.dataDir);
+    const writes = ctx.writes.as<MediaWrites>();
+    /** Every upload before this time has been looked at: those not posted then are gone. */
+    let sweptBefore = '';
+    /** The first look for files without a row comes an hour after the start, when any could be one. */
+    let orphansDue = Date.now() + ORPHAN_MIN_AGE_MS;
+    return [
+      {
+        name: 'media.upkeep',
+        everyMs: sweepPeriodMs(ttlMs),
+        async run(c) {
+          const now = Date.now();
+          if (now >= orphansDue) {
+            orphansDue = now + ORPHAN_SWEEP_EVERY_MS;
+            const swept = await c.runTask(MEDIA_TASKS, 'media.sweepOrphanFiles', { nowMs: now });
+            if (swept.removed > 0) log.info('media files without a row removed', swept);
+          }
+          if (ttlMs === 0) return;
+          const before = unpostedHorizon(now, ttlMs);
+          // Most passes end here, on the supervisor's thread: nothing uploaded since the last one
+          // is old enough yet.
+          if (!store.anyCreated(sweptBefore, before)) {
+            sweptBefore = before;
+            return;
+          }
+          const found = await c.runTask(MEDIA_TASKS, 'media.findUnposted', { from: sweptBefore, before, limit: UNPOSTED_BATCH });
+          if (found.files.length > 0) {
+            // The writer forgets only those still unposted; a row goes before its file, never after.
+            const forgotten = await writes.run('forgetUnpostedMedia', { files: found.files, before });
+            for (const f of forgotten) await files.remove(f.id);
+            if (forgotten.length > 0) log.info('unposted media removed', { files: forgotten.length, bytes: forgotten.reduce((n, f) => n + f.size, 0) });
+          }
+          if (!found.complete) return 1000;
+          sweptBefore = before;
+        },
+      },
+    ];
+  },
+
   status: ({ sqlite }) => ({ media: new MediaStore(sqlite).count() }),
   // Every file a media row refers to: rows are committed after their file, so each has one.
   *backupFiles(db) {

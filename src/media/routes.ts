@@ -1,4 +1,4 @@
-// POST /api/media (raw image upload) and GET /media/{id}.
+// POST /api/media (raw image upload), DELETE /api/media/{id} and GET /media/{id}.
 import type { Route } from '../http/router';
 import { ifNoneMatchMatches } from '../core/etag';
 import { MEDIA_MAX_BYTES, type MediaService } from './service';
@@ -18,6 +18,15 @@ export function mediaRoutes(media: MediaService): Route[] {
       async handler(ctx) {
         const uploaded = await media.upload(ctx.principal!.userId, ctx.headers.contentType, ctx.raw!);
         return { status: 201, json: uploaded };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/media/:id',
+      auth: true,
+      async handler(ctx) {
+        await media.delete(ctx.principal!.userId, ctx.params[0]);
+        return { status: 204 };
       },
     },
     {

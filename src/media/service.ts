@@ -9,6 +9,7 @@ import type { Writes } from '../writer/operations';
 import type { MediaFiles, MediaRow, MediaStore } from './store';
 import type { MediaWrites } from './writes';
 import { checkQuota } from './quota';
+import { errorFields, log } from '../log';
 
 export const MEDIA_MAX_BYTES = 5 * 1024 * 1024;
 
@@ -71,6 +72,17 @@ export class MediaService {
     const row = isMediaId(id) ? this.store.byId(id) : undefined;
     if (!row || this.store.withdrawn(id)) throw notFound('No such media.');
     return row;
+  }
+
+  /**
+   * Deletes a file at its uploader's request (media/writes.ts, deleteMedia): its row, then the file.
+   * A file whose removal fails after its row is gone is no longer served, and the upkeep removes
+   * it later (media/upkeep.ts).
+   */
+  async delete(ownerId: string, id: string): Promise<void> {
+    if (!isMediaId(id)) throw notFound('No such media.');
+    await this.writes.run('deleteMedia', { id, ownerId });
+    await this.files.remove(id).catch((err) => log.warn('media file not removed', { id, ...errorFields(err) }));
   }
 
   read(id: string): Promise<Buffer> {

@@ -2,7 +2,7 @@
 // row is committed, so a committed row always has its file. Files are named by the media id.
 import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
-import { close, fsync, mkdirSync, open, write } from 'node:fs';
+import { close, fsync, mkdirSync, open, readdirSync, write } from 'node:fs';
 import { readFile, rename, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
@@ -59,11 +59,16 @@ export class MediaFiles {
     return done;
   }
 
+  /** The names in the media directory: files by media id, and `<id>.tmp` while one is written. */
+  names(): string[] {
+    return readdirSync(this.dir);
+  }
+
   read(id: string): Promise<Buffer> {
     return readFile(join(this.dir, id));
   }
 
-  /** Removes a file whose row was not committed (its upload answered an error). */
+  /** Removes a file that no row refers to (an upload that answered an error, a deleted file). */
   remove(id: string): Promise<void> {
     return rm(join(this.dir, id), { force: true });
   }
@@ -133,7 +138,13 @@ export class MediaStore {
   private readonly idsStmt: Statement;
   private readonly ownerBytesStmt: Statement;
 
+  // Prepared on first use: they read social's `post_media`, which comes with a later migration.
   private withdrawnStmt: Statement | undefined;
+  private inLivePostStmt: Statement | undefined;
+  private unpostedStmt: Statement | undefined;
+  private forgetUnpostedStmt: Statement | undefined;
+  private readonly anyCreatedStmt: Statement;
+  private readonly deleteStmt: Statement;
 
   constructor(private readonly db: Sqlite) {
     this.ownerStmt = db.prepare('SELECT owner_id FROM media WHERE id = ?').pluck();
@@ -142,6 +153,8 @@ export class MediaStore {
     this.countStmt = db.prepare('SELECT COUNT(*) FROM media').pluck();
     this.idsStmt = db.prepare('SELECT id FROM media ORDER BY id').pluck();
     this.ownerBytesStmt = db.prepare('SELECT COALESCE(SUM(size), 0) FROM media WHERE owner_id = ?').pluck();
+    this.anyCreatedStmt = db.prepare('SELECT EXISTS (SELECT 1 FROM media WHERE created_at >= ? AND created_at < ?)').pluck();
+    this.deleteStmt = db.prepare('DELETE FROM media WHERE id = ?');
   }
 
   /** Every media id, for backups. */
@@ -169,6 +182,47 @@ export class MediaStore {
 
   byId(id: string): MediaRow | undefined {
     return this.byIdStmt.get(id) as MediaRow | undefined;
+  }
+
+  /** Whether any file was uploaded in [from, before) (media_created's index answers it). */
+  anyCreated(from: string, before: string): boolean {
+    return this.anyCreatedStmt.get(from, before) === 1;
+  }
+
+  /**
+   * Files uploaded in [from, before) that no post has ever carried, oldest first, at most `limit`
+   * of them. A file once posted stays posted (post_media keeps the rows of deleted posts).
+   */
+  unposted(from: string, before: string, limit: number): Array<{ id: string; size: number }> {
+    this.unpostedStmt ??= this.db.prepare(
+      `SELECT id, size FROM media m WHERE created_at >= ? AND created_at < ?
+         AND NOT EXISTS (SELECT 1 FROM post_media pm WHERE pm.media_id = m.id)
+       ORDER BY created_at, id LIMIT ?`,
+    );
+    return this.unpostedStmt.all(from, before, limit) as Array<{ id: string; size: number }>;
+  }
+
+  /**
+   * Deletes the row of a file uploaded before `before` that no post carries; false when it is gone
+   * or was posted meanwhile (a post and this delete are both writer transactions: one sees the other).
+   */
+  forgetUnposted(id: string, before: string): boolean {
+    this.forgetUnpostedStmt ??= this.db.prepare(
+      'DELETE FROM media WHERE id = ? AND created_at < ? AND NOT EXISTS (SELECT 1 FROM post_media pm WHERE pm.media_id = media.id)',
+    );
+    return this.forgetUnpostedStmt.run(id, before).changes === 1;
+  }
+
+  /** Whether a post that is not deleted carries the file. */
+  inLivePost(id: string): boolean {
+    this.inLivePostStmt ??= this.db
+      .prepare('SELECT EXISTS (SELECT 1 FROM post_media pm JOIN posts p ON p.id = pm.post_id WHERE pm.media_id = ? AND p.deleted_at IS NULL)')
+      .pluck();
+    return this.inLivePostStmt.get(id) === 1;
+  }
+
+  delete(id: string): void {
+    this.deleteStmt.run(id);
   }
 
   /**

@@ -10,6 +10,7 @@ export const TASK_TABLES: Readonly<Record<string, () => TaskTable>> = {
   social: () => (require('../social/tasks') as typeof import('../social/tasks')).SOCIAL_TASKS,
   notifications: () => (require('../notifications/tasks') as typeof import('../notifications/tasks')).NOTIFICATION_TASKS,
   search: () => (require('../search/tasks') as typeof import('../search/tasks')).SEARCH_TASKS,
+  media: () => (require('../media/tasks') as typeof import('../media/tasks')).MEDIA_TASKS,
 };
 
 /** The capability a task belongs to: its name up to the first dot. */

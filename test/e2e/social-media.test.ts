@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startServer, type Key, type TestServer } from '../helpers/server';
+import { eventually } from '../helpers/eventually';
 
 let server: TestServer;
 let user: Key;
@@ -164,4 +165,68 @@ t.test("a user's uploads stop at the media quota: 413, nothing kept, other users
   t.ok(kept.every((id) => files().includes(id)), 'every kept upload has its file');
   t.equal(files().length, 4, "ann's two and ben's two: no file of a refused upload is left");
   for (const id of kept) t.equal((await fetch(`${small.url}/media/${id}`)).status, 200);
+});
+
+t.test('an uploader deletes a file: 204, no longer served, its file and quota freed; refusals change nothing', async (t) => {
+  const png = SAMPLES['image/png'];
+  // Room for one of these files a user: a deletion must give the room back.
+  const small = await startServer({ config: { media: { user_quota_bytes: png.length + 10 } } });
+  t.teardown(() => small.close());
+  const [ann, ben] = await Promise.all([small.keygen('ann'), small.keygen('ben')]);
+  const upload = (key: Key) => small.post('/api/media', { key: key.key, body: png, headers: { 'content-type': 'image/png' } });
+  const del = (id: string, key?: Key) => small.request('DELETE', `/api/media/${id}`, key ? { key: key.key } : {});
+  const files = () => readdirSync(join(small.dataDir, 'media')).sort();
+
+  const first = await upload(ann);
+  t.equal(first.status, 201);
+  const id = first.json.id as string;
+  t.equal((await del(id)).status, 401, 'a key is needed');
+  const byBen = await del(id, ben);
+  t.equal(byBen.status, 403, "ben cannot delete ann's file");
+  t.same(byBen.json, { error: 'forbidden', message: 'Only its uploader can delete a media file.' });
+  t.equal((await del('123-abc', ann)).status, 404, 'not a media id');
+  t.equal((await del('1234567890123-0123456789abcdef01234567', ann)).status, 404, 'no such file');
+  t.equal((await fetch(`${small.url}/media/${id}`)).status, 200, 'still served after the refusals');
+  t.same(files(), [id]);
+
+  const posted = await small.post('/api/posts', { key: ann.key, json: { text: 'look', media_ids: [id] } });
+  t.equal(posted.status, 201);
+  const inPost = await del(id, ann);
+  t.equal(inPost.status, 409, 'a file in a post stays');
+  t.same(inPost.json, { error: 'conflict', message: 'This file is in a post; delete the post first.' });
+  t.equal((await small.request('DELETE', `/api/posts/${posted.json.id}`, { key: ann.key })).status, 204);
+  t.equal((await upload(ann)).status, 413, 'a deleted post keeps its file, and the quota counts it');
+
+  const deleted = await del(id, ann);
+  t.equal(deleted.status, 204, 'once its post is deleted, its uploader may delete it');
+  t.equal(deleted.text, '');
+  t.equal((await fetch(`${small.url}/media/${id}`)).status, 404, 'no longer served');
+  t.same(files(), [], 'its file is gone');
+  t.equal((await del(id, ann)).status, 404, 'deleted already');
+  const again = await upload(ann);
+  t.equal(again.status, 201, 'the quota has its room back');
+  t.equal((await del(again.json.id, ann)).status, 204, 'a file never posted is deleted the same way');
+  const reuse = await small.post('/api/posts', { key: ann.key, json: { text: 'gone', media_ids: [again.json.id] } });
+  t.equal(reuse.status, 400, 'a deleted file cannot be posted');
+  t.equal(reuse.json.details[0].path, 'media_ids.0');
+});
+
+t.test('a file never posted is forgotten after media.unposted_ttl_seconds; a posted one stays', async (t) => {
+  const png = SAMPLES['image/png'];
+  const brief = await startServer({ config: { media: { unposted_ttl_seconds: 2 } } });
+  t.teardown(() => brief.close());
+  const cat = await brief.keygen('cat');
+  const upload = async () => (await brief.post('/api/media', { key: cat.key, body: png, headers: { 'content-type': 'image/png' } })).json.id as string;
+  const [left, kept] = [await upload(), await upload()];
+  t.equal((await brief.post('/api/posts', { key: cat.key, json: { text: 'one of two', media_ids: [kept] } })).status, 201);
+  const files = () => readdirSync(join(brief.dataDir, 'media'));
+  t.same(files().sort(), [left, kept].sort(), 'both files are on disk at first');
+
+  // Its row goes first (it is then no longer served), its file right after.
+  await eventually('the unposted file forgotten', 15_000, async () => ((await fetch(`${brief.url}/media/${left}`)).status === 404 && !files().includes(left) ? true : undefined));
+  t.same(files(), [kept], 'its file is removed, the posted one kept');
+  t.equal((await fetch(`${brief.url}/media/${kept}`)).status, 200);
+  const late = await brief.post('/api/posts', { key: cat.key, json: { text: 'too late', media_ids: [left] } });
+  t.equal(late.status, 400, 'posting it now is refused as any unknown file');
+  t.ok(brief.logs.some((l) => l.includes('"msg":"unposted media removed"') && l.includes('"files":1')), 'the removal is logged');
 });
