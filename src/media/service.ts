@@ -69,8 +69,8 @@ export class MediaService {
    * carried it is deleted: a deleted post's images go with it (docs/social.md, "Media").
    */
   get(id: string): MediaRow {
-    const row = isMediaId(id) ? this.store.byId(id) : undefined;
-    if (!row || this.store.withdrawn(id)) throw notFound('No such media.');
+    const row = isMediaId(id) ? this.store.served(id) : undefined;
+    if (!row) throw notFound('No such media.');
     return row;
   }
 
@@ -85,7 +85,13 @@ export class MediaService {
     await this.files.remove(id).catch((err) => log.warn('media file not removed', { id, ...errorFields(err) }));
   }
 
+  /**
+   * A served file's bytes; 404 when the file is gone: deleted between the row's read and this one,
+   * or a row restored from a backup that ran while its file was deleted (docs/deploy.md, "Backups").
+   */
   read(id: string): Promise<Buffer> {
-    return this.files.read(id);
+    return this.files.read(id).catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'ENOENT' ? notFound('No such media.') : err;
+    });
   }
 }

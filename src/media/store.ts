@@ -139,7 +139,7 @@ export class MediaStore {
   private readonly ownerBytesStmt: Statement;
 
   // Prepared on first use: they read social's `post_media`, which comes with a later migration.
-  private withdrawnStmt: Statement | undefined;
+  private servedStmt: Statement | undefined;
   private inLivePostStmt: Statement | undefined;
   private unpostedStmt: Statement | undefined;
   private forgetUnpostedStmt: Statement | undefined;
@@ -226,17 +226,16 @@ export class MediaStore {
   }
 
   /**
-   * Whether a media file was posted and every post that carried it is deleted since: then it is
-   * not served. A file never posted yet (just uploaded) is not withdrawn. Prepared on first use:
-   * the table (social's `post_media`) comes with a later migration than `media`.
+   * A media's row while it is served: undefined when there is none, and when it was posted and
+   * every post that carried it is deleted since (withdrawn). A file not posted yet is served.
    */
-  withdrawn(id: string): boolean {
-    this.withdrawnStmt ??= this.db
-      .prepare(
-        'SELECT COUNT(*) > 0 AND COUNT(CASE WHEN p.deleted_at IS NULL THEN 1 END) = 0 FROM post_media pm JOIN posts p ON p.id = pm.post_id WHERE pm.media_id = ?',
-      )
-      .pluck();
-    return this.withdrawnStmt.get(id) === 1;
+  served(id: string): MediaRow | undefined {
+    this.servedStmt ??= this.db.prepare(
+      `SELECT id, owner_id, content_type, size, created_at FROM media m WHERE id = ?
+         AND (NOT EXISTS (SELECT 1 FROM post_media pm WHERE pm.media_id = m.id)
+              OR EXISTS (SELECT 1 FROM post_media pm JOIN posts p ON p.id = pm.post_id WHERE pm.media_id = m.id AND p.deleted_at IS NULL))`,
+    );
+    return this.servedStmt.get(id) as MediaRow | undefined;
   }
 }
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { connect } from 'node:net';
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startServer, type Key, type TestServer } from '../helpers/server';
 import { eventually } from '../helpers/eventually';
@@ -229,4 +229,13 @@ t.test('a file never posted is forgotten after media.unposted_ttl_seconds; a pos
   const late = await brief.post('/api/posts', { key: cat.key, json: { text: 'too late', media_ids: [left] } });
   t.equal(late.status, 400, 'posting it now is refused as any unknown file');
   t.ok(brief.logs.some((l) => l.includes('"msg":"unposted media removed"') && l.includes('"files":1')), 'the removal is logged');
+});
+
+t.test('a row whose file is gone (deleted meanwhile, restored without it) answers 404, not 500', async (t) => {
+  const up = await server.post('/api/media', { key: user.key, body: SAMPLES['image/gif'], headers: { 'content-type': 'image/gif' } });
+  t.equal(up.status, 201);
+  rmSync(join(server.dataDir, 'media', up.json.id));
+  const got = await fetch(`${server.url}/media/${up.json.id}`);
+  t.equal(got.status, 404);
+  t.same(await got.json(), { error: 'not_found', message: 'No such media.' });
 });

@@ -18,13 +18,15 @@ t.test('posted, then every post deleted: withdrawn; never posted, or one post le
   const group = groupCommit(db);
   t.ok(group.commit([['createPost', post(10, ['501', '502'])], ['createPost', post(11, ['502'])]]).every((o) => o.ok));
   t.same(db.prepare('SELECT media_id || \':\' || post_id FROM post_media ORDER BY media_id, post_id').pluck().all(), ['501:10', '502:10', '502:11']);
-  t.same(['501', '502', '503'].map((id) => media.withdrawn(id)), [false, false, false], 'all served');
+  const served = (id: string) => media.served(id) !== undefined;
+  t.same(['501', '502', '503'].map(served), [true, true, true], 'all served');
+  t.same(media.served('501'), { id: '501', owner_id: ALICE, content_type: 'image/png', size: 10, created_at: now }, 'with its row');
 
   t.ok(group.commit([['deletePost', { userId: ALICE, postId: '10', now }]])[0].ok);
-  t.same(['501', '502', '503'].map((id) => media.withdrawn(id)), [true, false, false], "501's only post is deleted; 502 is still on post 11; 503 was never posted");
+  t.same(['501', '502', '503'].map(served), [false, true, true], "501's only post is deleted; 502 is still on post 11; 503 was never posted");
   t.ok(group.commit([['deletePost', { userId: ALICE, postId: '11', now }]])[0].ok);
-  t.equal(media.withdrawn('502'), true, 'its last post deleted');
-  t.equal(media.withdrawn('999'), false, 'an unknown id is not withdrawn (it is not found)');
+  t.equal(served('502'), false, 'its last post deleted');
+  t.equal(media.served('999'), undefined, 'an unknown id is not served');
 });
 
 t.test('migration 10 records the media of the posts made before it, deleted ones included', async (t) => {
@@ -45,6 +47,6 @@ t.test('migration 10 records the media of the posts made before it, deleted ones
   t.same(migrateAll(db).find((m) => m.version === 10), { version: 10, name: 'post media' });
   t.same(db.prepare('SELECT media_id || \':\' || post_id FROM post_media ORDER BY media_id, post_id').pluck().all(), ['601:20', '601:21', '602:21']);
   const media = new MediaStore(db);
-  t.same(['601', '602', '603'].map((id) => media.withdrawn(id)), [false, true, false]);
+  t.same(['601', '602', '603'].map((id) => media.served(id) !== undefined), [true, false, true]);
   t.same(migrateAll(db), [], 'applied once');
 });
