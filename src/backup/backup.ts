@@ -48,7 +48,31 @@ function clearAbandonedBackup(target: string): void {
   for (const entry of entries) rmSync(join(target, entry), { recursive: true, force: true });
 }
 
-export async function createBackup(dataDir: string, target: string, now = new Date()): Promise<Manifest> {
+/**
+ * Of the files the snapshot refers to and the backup found gone, those the live database no longer
+ * refers to either: deleted after the snapshot was taken (an uploader deleting a file, the media
+ * upkeep forgetting one never posted), not lost. Both kinds stay in the manifest's `missing`,
+ * which a restore accepts; only the others are damage worth a warning.
+ */
+function deletedSinceSnapshot(dataDir: string, missing: readonly string[]): string[] {
+  if (missing.length === 0) return [];
+  const live = openSqlite(dataDir, { readonly: true });
+  try {
+    const referenced = new Set(referencedFiles(live));
+    return missing.filter((rel) => !referenced.has(rel));
+  } finally {
+    live.close();
+  }
+}
+
+export interface BackupOptions {
+  now?: Date;
+  /** Called between the snapshot and the copy of the files (tests: what changes meanwhile). */
+  afterSnapshot?: () => void;
+}
+
+export async function createBackup(dataDir: string, target: string, opts: BackupOptions = {}): Promise<Manifest> {
+  const now = opts.now ?? new Date();
   clearAbandonedBackup(target);
   const broken = brokenLinkProblem(target);
   if (broken) throw new RefusedError(broken);
@@ -84,6 +108,7 @@ export async function createBackup(dataDir: string, target: string, now = new Da
       copy.close();
     }
 
+    opts.afterSnapshot?.();
     let bytes = 0;
     const missing: string[] = [];
     const hashes: Record<string, string> = {};
@@ -111,7 +136,7 @@ export async function createBackup(dataDir: string, target: string, now = new Da
       created_at: now.toISOString(),
       source_data_dir: dataDir,
       database: { file: DATABASE_FILE, bytes: statSync(database).size, sha256: await sha256File(database) },
-      files: { count: files.length - missing.length, bytes, missing, sha256: hashes },
+      files: { count: files.length - missing.length, bytes, missing, deleted: deletedSinceSnapshot(dataDir, missing), sha256: hashes },
       row_counts: rowCounts,
       not_included: HOT_STORE_NOTE,
     };

@@ -25,7 +25,13 @@ export const manifestSchema = z.strictObject({
   files: z.strictObject({
     count: z.number().int().nonnegative(),
     bytes: z.number().int().nonnegative(),
+    /** Files the database refers to that are not in the backup (a restore expects them absent). */
     missing: z.array(z.string()),
+    /**
+     * Those of `missing` deleted after the snapshot (the live database no longer referred to them
+     * when they were copied), not lost. Absent from backups made before it was kept.
+     */
+    deleted: z.array(z.string()).optional(),
     /** Each file's SHA-256, by its path in the backup. Absent from backups made before it was kept. */
     sha256: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)).optional(),
   }),

@@ -15,6 +15,16 @@ interface BackupOptions extends CommonOptions {
 /** Tables whose counts say the most about a backup, shown first (the manifest has them all). */
 const HEADLINE_TABLES = ['users', 'api_keys', 'links', 'posts', 'follows', 'likes', 'media'];
 
+/** The files the database refers to that a backup does not have: lost ones, and ones deleted while it ran. */
+function filesLeftOut(m: Manifest): string {
+  const deleted = new Set(m.files.deleted ?? []);
+  const lost = m.files.missing.filter((rel) => !deleted.has(rel));
+  let text = '';
+  if (lost.length) text += `; ${lost.length} missing: ${lost.join(', ')}`;
+  if (deleted.size) text += `; ${deleted.size} deleted while it ran: ${[...deleted].join(', ')}`;
+  return text;
+}
+
 function summary(m: Manifest): string[][] {
   const counts = Object.entries(m.row_counts).sort(([a], [b]) => {
     const ia = HEADLINE_TABLES.indexOf(a);
@@ -23,7 +33,7 @@ function summary(m: Manifest): string[][] {
   });
   const rows = [
     ['database', `${m.database.file}, ${humanBytes(m.database.bytes)}, schema version ${m.schema_version}, perch ${m.perch_version}`],
-    ['files', `${m.files.count}, ${humanBytes(m.files.bytes)}${m.files.missing.length ? `; ${m.files.missing.length} missing: ${m.files.missing.join(', ')}` : ''}`],
+    ['files', `${m.files.count}, ${humanBytes(m.files.bytes)}${filesLeftOut(m)}`],
     ['rows', counts.filter(([t]) => HEADLINE_TABLES.includes(t)).map(([t, n]) => `${t} ${n}`).join(', ')],
     ['taken at', m.created_at],
   ];
@@ -43,7 +53,10 @@ export async function backupCommand(target: string, opts: BackupOptions): Promis
     return;
   }
   for (const line of alignColumns([['backup', to], ...summary(manifest)])) process.stdout.write(line + '\n');
-  for (const missing of manifest.files.missing) process.stderr.write(`perch: warning: ${missing} is in the database but not on disk; it is not in the backup\n`);
+  const deleted = new Set(manifest.files.deleted ?? []);
+  for (const missing of manifest.files.missing) {
+    if (!deleted.has(missing)) process.stderr.write(`perch: warning: ${missing} is in the database but not on disk; it is not in the backup\n`);
+  }
 }
 
 export async function restoreCommand(source: string, opts: CommonOptions): Promise<void> {

@@ -113,7 +113,7 @@ t.test('a backup under writes has everything acknowledged before it started; the
   t.ok(manifest.row_counts.links >= before.links.length, `links: ${manifest.row_counts.links} ≥ ${before.links.length}`);
   t.ok(manifest.row_counts.posts <= acked.posts.length + 1, 'and no post that was never made');
   t.equal(manifest.row_counts.users, 2);
-  t.same(manifest.files, { count: 1, bytes: PNG.length, missing: [], sha256: { [`media/${upload.json.id}`]: createHash('sha256').update(PNG).digest('hex') } });
+  t.same(manifest.files, { count: 1, bytes: PNG.length, missing: [], deleted: [], sha256: { [`media/${upload.json.id}`]: createHash('sha256').update(PNG).digest('hex') } });
   t.match(manifest.not_included, /^lmdb\/ is not included/);
   t.same(readdirSync(target).sort(), ['manifest.json', 'media', 'perch.db'], 'no LMDB, no write-ahead log beside the database');
   t.equal(mode(target), '700');
