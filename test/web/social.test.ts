@@ -2,7 +2,7 @@
 // with an image reaching a follower, likes and the author's live notification, reply threads and
 // deleting a reply, follow and unfollow, the counter, endless scrolling and the phone-width layout.
 import t, { type Test } from 'tap';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, ElementHandle, Page } from 'puppeteer-core';
@@ -524,6 +524,38 @@ t.test('a thread: the posts it answers above, its replies below, oldest first, p
   await bobPage.evaluate(`location.hash = '#/posts/${deeper}'`);
   await waitInPage(bobPage, `document.body.textContent.includes('An earlier post in this thread was deleted.')`);
   t.same(await bobPage.$$eval('.ancestors article', (els: any[]) => els.map((e) => e.dataset.postId)), [nested], 'the chain up to the deleted post');
+});
+
+t.test('images uploaded for a post never sent are deleted when taken out, or left with the form', async (t) => {
+  const page = await personPage(alice);
+  await waitInPage(page, `document.querySelector('nav[aria-label="Main"] a[href="#/search"]') !== null && (document.querySelectorAll('.post-list article').length > 0 || document.body.textContent.includes('Nothing here yet'))`);
+  const mediaDir = join(server.dataDir, 'media');
+  const before = new Set(readdirSync(mediaDir));
+  const fresh = () => readdirSync(mediaDir).filter((f) => !before.has(f)).sort();
+  const postsBefore = (await server.get('/api/users/@alice/posts')).json.items.length;
+  const [one, two, bad] = ['one.png', 'two.png', 'bad.png'].map((n) => join(files, n));
+  writeFileSync(one, solidPng(8, 8, [200, 0, 0]));
+  writeFileSync(two, solidPng(8, 8, [0, 200, 0]));
+  writeFileSync(bad, 'not a picture at all');
+  await page.type('#compose-text', 'Three pictures.');
+  const input = (await page.$('#compose-media')) as ElementHandle<any>;
+  await input.uploadFile(one, two, bad);
+  await waitInPage(page, `document.querySelectorAll('.attachments img').length === 3`);
+  await page.click('.compose button[type="submit"]');
+  await waitInPage(page, `document.body.textContent.includes('bad.png could not be attached')`);
+  const uploaded = fresh();
+  t.equal(uploaded.length, 2, 'the first two were uploaded before the third was refused');
+  t.equal((await server.get('/api/users/@alice/posts')).json.items.length, postsBefore, 'and nothing was posted');
+
+  await page.click('.attachments li:first-child button');
+  await waitInPage(page, `document.querySelectorAll('.attachments img').length === 2`);
+  await eventually('the upload taken out deleted', 10_000, async () => (fresh().length === 1 ? true : undefined));
+  t.same(fresh(), [uploaded[1]], 'the first upload is deleted, the second kept while it is still attached');
+  t.equal((await fetch(`${server.url}/media/${uploaded[0]}`)).status, 404);
+
+  await page.click('nav[aria-label="Main"] a[href="#/search"]');
+  await eventually('the upload left with the form deleted', 10_000, async () => (fresh().length === 0 ? true : undefined));
+  t.equal((await fetch(`${server.url}/media/${uploaded[1]}`)).status, 404, 'leaving the form deletes what it had uploaded');
 });
 
 t.test('no script errors or Content-Security-Policy violations in any tab', async (t) => {

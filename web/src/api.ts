@@ -283,6 +283,7 @@ export const api = {
   del: (path: string) => request<void>('DELETE', path),
   put: <T>(path: string, json: unknown) => request<T>('PUT', path, { json }),
   upload: (file: Blob) => request<Media>('POST', '/api/media', { body: file }),
+  deleteMedia: (id: string) => request<void>('DELETE', `/api/media/${encodeURIComponent(id)}`),
 };
 
 /** A path with a query string, leaving out absent values. */

@@ -21,6 +21,16 @@ interface Attachment {
 }
 
 /**
+ * Deletes, on the server, the upload of an image taken out of a post never sent (removed after a
+ * failed post, or left with the form): it would otherwise hold its user's quota until the server
+ * forgets unposted files. Nothing depends on it, so a failure is not shown.
+ */
+function discardUpload(a: Attachment): void {
+  URL.revokeObjectURL(a.preview);
+  if (a.id) api.deleteMedia(a.id).catch(() => {});
+}
+
+/**
  * Uploads one image; a refusal of the file itself (not an image of its type, too large) names the
  * file, since several may have been attached.
  */
@@ -63,7 +73,11 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
   // (the fourth image picked, a post sent with Enter on its button).
   const cannotPick = !!busy || attachments.length >= MAX_MEDIA;
 
-  useEffect(() => () => attachments.forEach((a) => URL.revokeObjectURL(a.preview)), []);
+  // What is attached as the form goes (another screen, signing out): read through a ref, since the
+  // clean-up below is made once, with the first render's values.
+  const current = useRef(attachments);
+  current.current = attachments;
+  useEffect(() => () => current.current.forEach(discardUpload), []);
 
   function pickFiles(e: Event) {
     const input = e.target as HTMLInputElement;
@@ -83,7 +97,7 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
   }
 
   function removeAttachment(index: number) {
-    URL.revokeObjectURL(attachments[index].preview);
+    discardUpload(attachments[index]);
     setAttachments(attachments.filter((_, i) => i !== index));
     announce('Image removed.');
   }
@@ -118,6 +132,8 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
       const post = await api.post<Post>('/api/posts', body);
       uploaded.forEach((a) => URL.revokeObjectURL(a.preview));
       setAttachments([]);
+      // Posted: none is left to discard, even if the form goes before it renders again.
+      current.current = [];
       setText('');
       // Said first, so that a screen that knows more (where a reply went) can say it instead.
       announce(replyTo ? 'Reply posted.' : 'Posted.');
