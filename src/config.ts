@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { blocklistHost } from './core/link-url';
 import { isHttpOrigin } from './core/public-origin';
 import { parseProxyEntry } from './core/trusted-proxies';
+import { MAX_UNPOSTED_TTL_SECONDS } from './media/upkeep';
 
 const positive = z.number().positive();
 const nonNegInt = z.number().int().nonnegative();
@@ -105,7 +106,7 @@ export const configSchema = z.strictObject({
     /** Bytes of uploaded media each user may keep; 0 for no limit (media/quota.ts). */
     user_quota_bytes: nonNegInt,
     /** How long a file uploaded and never posted is kept; 0 keeps it for ever (media/upkeep.ts). */
-    unposted_ttl_seconds: nonNegInt,
+    unposted_ttl_seconds: nonNegInt.max(MAX_UNPOSTED_TTL_SECONDS),
   }),
 });
 

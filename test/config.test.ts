@@ -48,6 +48,14 @@ t.test('public_origin: "" or an http(s) origin', async (t) => {
   }
 });
 
+t.test('media.unposted_ttl_seconds: a day by default, 0 for ever, at most ten years', async (t) => {
+  t.equal(loadConfig({ env: {} }).media.unposted_ttl_seconds, 86_400);
+  t.equal(loadConfig({ env: { PERCH_MEDIA_UNPOSTED_TTL_SECONDS: '0' } }).media.unposted_ttl_seconds, 0);
+  t.equal(loadConfig({ env: { PERCH_MEDIA_UNPOSTED_TTL_SECONDS: '315360000' } }).media.unposted_ttl_seconds, 315_360_000);
+  t.throws(() => loadConfig({ env: { PERCH_MEDIA_UNPOSTED_TTL_SECONDS: '315360001' } }), /^invalid configuration key media\.unposted_ttl_seconds/);
+  t.throws(() => loadConfig({ env: { PERCH_MEDIA_UNPOSTED_TTL_SECONDS: '-1' } }), /^invalid configuration key media\.unposted_ttl_seconds/);
+});
+
 t.test('trusted_proxies and cors_origins are checked entry by entry', async (t) => {
   t.same(loadConfig({ env: { PERCH_SERVER_TRUSTED_PROXIES: '["10.0.0.0/8","::1","192.168.0.10"]' } }).server.trusted_proxies, ['10.0.0.0/8', '::1', '192.168.0.10']);
   t.throws(() => loadConfig({ env: { PERCH_SERVER_TRUSTED_PROXIES: '["10.0.0.0/8","proxy.local"]' } }), /^invalid configuration key server\.trusted_proxies\.1: expected an IP address or a CIDR range/);

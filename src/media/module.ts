@@ -1,14 +1,14 @@
 // The media capability: uploaded images, their files under <data>/media and their rows, and the
 // upkeep that forgets files never posted (upkeep.ts).
 import type { Capability } from '../capability';
-import { log } from '../log';
+import { errorFields, log } from '../log';
 import { MediaFiles, MediaStore, mediaFilePath } from './store';
 import { MediaService } from './service';
 import { mediaRoutes } from './routes';
 import { mediaWrites, type MediaWrites } from './writes';
 import { MIGRATIONS } from './migrations';
 import { MEDIA_TASKS } from './tasks';
-import { ORPHAN_MIN_AGE_MS, ORPHAN_SWEEP_EVERY_MS, UNPOSTED_BATCH, sweepPeriodMs, unpostedHorizon } from './upkeep';
+import { ORPHAN_MIN_AGE_MS, ORPHAN_SWEEP_EVERY_MS, UNPOSTED_BATCH, sweepFrom, sweepPeriodMs, unpostedHorizon } from './upkeep';
 
 export const media: Capability = {
   name: 'media',
@@ -25,7 +25,10 @@ export const media: Capability = {
     const store = new MediaStore(ctx.sqlite);
     const files = new MediaFiles(ctx.dataDir);
     const writes = ctx.writes.as<MediaWrites>();
-    /** Every upload before this time has been looked at: those not posted then are gone. */
+    /**
+     * Every upload before this time has been looked at (less COMMIT_MARGIN_MS, looked at again):
+     * those not posted then are gone. From the start of the store at each start of the server.
+     */
     let sweptBefore = '';
     /** The first look for files without a row comes an hour after the start, when any could be one. */
     let orphansDue = Date.now() + ORPHAN_MIN_AGE_MS;
@@ -42,17 +45,21 @@ export const media: Capability = {
           }
           if (ttlMs === 0) return;
           const before = unpostedHorizon(now, ttlMs);
+          const from = sweepFrom(sweptBefore);
           // Most passes end here, on the supervisor's thread: nothing uploaded since the last one
           // is old enough yet.
-          if (!store.anyCreated(sweptBefore, before)) {
+          if (!store.anyCreated(from, before)) {
             sweptBefore = before;
             return;
           }
-          const found = await c.runTask(MEDIA_TASKS, 'media.findUnposted', { from: sweptBefore, before, limit: UNPOSTED_BATCH });
+          const found = await c.runTask(MEDIA_TASKS, 'media.findUnposted', { from, before, limit: UNPOSTED_BATCH });
           if (found.files.length > 0) {
             // The writer forgets only those still unposted; a row goes before its file, never after.
             const forgotten = await writes.run('forgetUnpostedMedia', { files: found.files, before });
-            for (const f of forgotten) await files.remove(f.id);
+            for (const f of forgotten) {
+              // A file left by a failed removal has no row: the look for such files removes it.
+              await files.remove(f.id).catch((err) => log.warn('media file not removed', { id: f.id, ...errorFields(err) }));
+            }
             if (forgotten.length > 0) log.info('unposted media removed', { files: forgotten.length, bytes: forgotten.reduce((n, f) => n + f.size, 0) });
           }
           if (!found.complete) return 1000;
@@ -63,7 +70,8 @@ export const media: Capability = {
   },
 
   status: ({ sqlite }) => ({ media: new MediaStore(sqlite).count() }),
-  // Every file a media row refers to: rows are committed after their file, so each has one.
+  // Every file a media row refers to: rows are committed after their file and deleted before it,
+  // so each has one (but for a row restored from a backup that ran while its file was deleted).
   *backupFiles(db) {
     for (const id of new MediaStore(db).ids()) yield mediaFilePath(id);
   },

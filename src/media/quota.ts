@@ -1,7 +1,8 @@
 // How many bytes of media each user may keep (`media.user_quota_bytes`): uploads are files on the
 // server's disk, and without a bound one user's client (a script gone wrong, a stolen key) could
 // fill it, and every write of everyone would then fail. Every file counts, posted or not, and a
-// file whose posts are deleted still counts: it stays on disk and in backups (docs/social.md).
+// file whose posts are deleted still counts until its uploader deletes it (DELETE /api/media/{id});
+// files never posted are forgotten after a day (media/upkeep.ts; docs/social.md).
 import { HttpError } from '../http/errors';
 import { humanBytes } from '../core/human-bytes';
 

@@ -1,5 +1,7 @@
 // Uploaded media: the bytes are files under <data>/media, written and synced before the metadata
-// row is committed, so a committed row always has its file. Files are named by the media id.
+// row is committed, and removed after it is deleted, so a committed row has its file (a backup
+// that ran while a file was deleted restores its row without it: docs/deploy.md). Files are named
+// by the media id.
 import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
 import { close, fsync, mkdirSync, open, readdirSync, write } from 'node:fs';

@@ -15,14 +15,34 @@ export const ORPHAN_MIN_AGE_MS = 60 * 60_000;
 /** How often the media directory is read for files without a row (the first time, an hour in). */
 export const ORPHAN_SWEEP_EVERY_MS = 24 * 60 * 60_000;
 
-/** How often the sweep of unposted files runs: a tenth of the time they are kept, 1 s to 10 min. */
+/** The longest `media.unposted_ttl_seconds`: ten years (a horizon before it is no date at all). */
+export const MAX_UNPOSTED_TTL_SECONDS = 10 * 365 * 24 * 60 * 60;
+
+/**
+ * Each pass looks again at the uploads of this span before the last pass's horizon: an upload is
+ * stamped before the writer commits its row, so a row can appear behind a horizon already passed.
+ */
+export const COMMIT_MARGIN_MS = 60_000;
+
+const LONGEST_PERIOD_MS = 10 * 60_000;
+
+/**
+ * How often the upkeep runs: a tenth of the time unposted files are kept, 1 s to 10 min; every 10
+ * minutes when they are kept for ever (only the daily look for files without a row is left).
+ */
 export function sweepPeriodMs(ttlMs: number): number {
-  return Math.min(10 * 60_000, Math.max(1000, Math.floor(ttlMs / 10)));
+  if (ttlMs === 0) return LONGEST_PERIOD_MS;
+  return Math.min(LONGEST_PERIOD_MS, Math.max(1000, Math.floor(ttlMs / 10)));
 }
 
 /** The upload time before which an unposted file is forgotten at `nowMs`. */
 export function unpostedHorizon(nowMs: number, ttlMs: number): string {
   return new Date(nowMs - ttlMs).toISOString();
+}
+
+/** Where a pass starts looking, the last pass's horizon being `sweptBefore` ('' before the first). */
+export function sweepFrom(sweptBefore: string): string {
+  return sweptBefore === '' ? '' : new Date(Date.parse(sweptBefore) - COMMIT_MARGIN_MS).toISOString();
 }
 
 /**

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { addUsers, groupCommit, tempStore } from '../helpers/store';
 import { MediaStore } from '../../src/media/store';
 import { HttpError } from '../../src/http/errors';
-import { fileOfName, sweepPeriodMs, unpostedHorizon, ORPHAN_MIN_AGE_MS } from '../../src/media/upkeep';
+import { fileOfName, sweepFrom, sweepPeriodMs, unpostedHorizon, ORPHAN_MIN_AGE_MS } from '../../src/media/upkeep';
 import { findUnposted, sweepOrphanFiles } from '../../src/media/tasks';
 import { isMediaId } from '../../src/core/media-id';
 
@@ -22,7 +22,10 @@ t.test('the sweep runs a tenth of the keeping time, between a second and ten min
   t.equal(sweepPeriodMs(86_400_000), 600_000, 'a day: every ten minutes');
   t.equal(sweepPeriodMs(600_000), 60_000, 'ten minutes: every minute');
   t.equal(sweepPeriodMs(2000), 1000, 'two seconds: every second');
-  t.equal(sweepPeriodMs(0), 1000);
+  t.equal(sweepPeriodMs(1), 1000);
+  t.equal(sweepPeriodMs(0), 600_000, 'kept for ever: only the daily look for files without a row is left');
+  t.equal(sweepFrom(''), '', 'the first pass looks from the start');
+  t.equal(sweepFrom('2026-01-02T00:10:00.000Z'), '2026-01-02T00:09:00.000Z', 'later ones a minute before the last horizon');
   t.equal(unpostedHorizon(Date.parse('2026-01-02T00:10:00.000Z'), 60_000), '2026-01-02T00:09:00.000Z');
 });
 
