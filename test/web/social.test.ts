@@ -556,6 +556,29 @@ t.test('images uploaded for a post never sent are deleted when taken out, or lef
   await page.click('nav[aria-label="Main"] a[href="#/search"]');
   await eventually('the upload left with the form deleted', 10_000, async () => (fresh().length === 0 ? true : undefined));
   t.equal((await fetch(`${server.url}/media/${uploaded[1]}`)).status, 404, 'leaving the form deletes what it had uploaded');
+
+  // A retry after the server forgot an image the form uploaded (a day later; deleted here from
+  // elsewhere): the form uploads it again and posts.
+  await page.click('nav[aria-label="Main"] a[href="#/"]');
+  await page.waitForSelector('#compose-text');
+  await page.type('#compose-text', 'One picture, later.');
+  await ((await page.$('#compose-media')) as ElementHandle<any>).uploadFile(one, bad);
+  await waitInPage(page, `document.querySelectorAll('.attachments img').length === 2`);
+  await page.click('.compose button[type="submit"]');
+  await waitInPage(page, `document.body.textContent.includes('bad.png could not be attached')`);
+  const [first] = fresh();
+  t.ok(first, 'the first image was uploaded');
+  await page.click('.attachments li:nth-child(2) button');
+  await waitInPage(page, `document.querySelectorAll('.attachments img').length === 1`);
+  t.equal((await server.request('DELETE', `/api/media/${first}`, { key: alice.key })).status, 204);
+  await page.click('.compose button[type="submit"]');
+  await waitInPage(page, `document.querySelector('#compose-text').value === ''`);
+  const latest = (await server.get('/api/users/@alice/posts')).json.items[0];
+  t.equal(latest.text, 'One picture, later.');
+  t.equal(latest.media_ids.length, 1);
+  t.not(latest.media_ids[0], first, 'posted with the image uploaded again');
+  const image = await fetch(`${server.url}/media/${latest.media_ids[0]}`);
+  t.same(Buffer.from(await image.arrayBuffer()), solidPng(8, 8, [200, 0, 0]), 'the same picture');
 });
 
 t.test('no script errors or Content-Security-Policy violations in any tab', async (t) => {

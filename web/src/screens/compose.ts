@@ -31,6 +31,16 @@ function discardUpload(a: Attachment): void {
 }
 
 /**
+ * The attachments a refused post names as unknown media (`media_ids.<i>`: no such media uploaded
+ * by you), when those are all it names.
+ */
+function unknownMedia(err: unknown): number[] {
+  if (!(err instanceof ApiError) || err.status !== 400 || err.details.length === 0) return [];
+  const indexes = err.details.map((d) => /^media_ids\.(\d+)$/.exec(d.path));
+  return indexes.every((m) => m !== null) ? indexes.map((m) => Number(m![1])) : [];
+}
+
+/**
  * Uploads one image; a refusal of the file itself (not an image of its type, too large) names the
  * file, since several may have been attached.
  */
@@ -73,11 +83,20 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
   // (the fourth image picked, a post sent with Enter on its button).
   const cannotPick = !!busy || attachments.length >= MAX_MEDIA;
 
-  // What is attached as the form goes (another screen, signing out): read through a ref, since the
-  // clean-up below is made once, with the first render's values.
+  // What is attached as the form goes (to another screen): read through a ref, since the clean-up
+  // below is made once, with the first render's values.
   const current = useRef(attachments);
   current.current = attachments;
-  useEffect(() => () => current.current.forEach(discardUpload), []);
+  /** A post on its way: its images may be in it, so it decides what becomes of them (submit). */
+  const sending = useRef(false);
+  const gone = useRef(false);
+  useEffect(
+    () => () => {
+      gone.current = true;
+      if (!sending.current) current.current.forEach(discardUpload);
+    },
+    [],
+  );
 
   function pickFiles(e: Event) {
     const input = e.target as HTMLInputElement;
@@ -116,20 +135,35 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
     }
     setTextProblem(null);
     setError(null);
+    sending.current = true;
+    let uploaded = [...attachments];
     try {
-      const uploaded = [...attachments];
-      for (let i = 0; i < uploaded.length; i++) {
-        if (uploaded[i].id) continue;
-        setBusy(`Uploading image ${i + 1} of ${uploaded.length}…`);
-        const media = await uploadNamed(uploaded[i].file);
-        uploaded[i] = { ...uploaded[i], id: media.id };
-        setAttachments([...uploaded]);
+      let post: Post | undefined;
+      for (let attempt = 0; !post; attempt++) {
+        // Uploaded for an earlier attempt: the server may have forgotten them since (below).
+        const earlier = new Set(uploaded.flatMap((a, i) => (a.id ? [i] : [])));
+        for (let i = 0; i < uploaded.length; i++) {
+          if (uploaded[i].id) continue;
+          setBusy(`Uploading image ${i + 1} of ${uploaded.length}…`);
+          const media = await uploadNamed(uploaded[i].file);
+          uploaded[i] = { ...uploaded[i], id: media.id };
+          setAttachments([...uploaded]);
+        }
+        setBusy('Posting…');
+        const body: Record<string, unknown> = { text };
+        if (uploaded.length) body.media_ids = uploaded.map((a) => a.id);
+        if (replyTo) body.reply_to = replyTo;
+        try {
+          post = await api.post<Post>('/api/posts', body);
+        } catch (err) {
+          // A retry long after its images were uploaded: the server forgets uploads never posted
+          // after a day (or their uploader deleted them elsewhere), and names them. Uploaded
+          // again, once.
+          const forgotten = attempt === 0 ? unknownMedia(err).filter((i) => earlier.has(i)) : [];
+          if (forgotten.length === 0) throw err;
+          uploaded = uploaded.map((a, i) => (forgotten.includes(i) ? { ...a, id: undefined } : a));
+        }
       }
-      setBusy('Posting…');
-      const body: Record<string, unknown> = { text };
-      if (uploaded.length) body.media_ids = uploaded.map((a) => a.id);
-      if (replyTo) body.reply_to = replyTo;
-      const post = await api.post<Post>('/api/posts', body);
       uploaded.forEach((a) => URL.revokeObjectURL(a.preview));
       setAttachments([]);
       // Posted: none is left to discard, even if the form goes before it renders again.
@@ -139,8 +173,11 @@ export function Compose({ onPosted, replyTo }: { onPosted: (post: Post) => void;
       announce(replyTo ? 'Reply posted.' : 'Posted.');
       onPosted({ ...post, like_count: 0, reply_count: 0, author: { id: me.id, handle: me.handle } });
     } catch (err) {
+      // The form went while this post was on its way, and the post failed: nothing keeps its images.
+      if (gone.current) uploaded.forEach(discardUpload);
       setError(err);
     } finally {
+      sending.current = false;
       setBusy(null);
     }
   }
