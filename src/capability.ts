@@ -139,4 +139,10 @@ export interface Capability {
    * restore` starts with an empty hot store and calls rebuildHot.
    */
   backupFiles?(db: Sqlite): Iterable<string>;
+  /**
+   * Deletes from a database being restored the rows that refer to `files` (paths as backupFiles
+   * gives them): files deleted while the backup ran, whose rows its snapshot still had (the
+   * manifest's `files.deleted`).
+   */
+  forgetBackupFiles?(db: Sqlite, files: readonly string[]): void;
 }

@@ -175,6 +175,12 @@ export async function restoreBackup(source: string, dataDir: string, config: Con
         if (counts[table] !== n) throw new Error(`the backup's ${table} has ${counts[table] ?? 0} rows, its manifest says ${n}`);
       }
       await copyFiles(db, source, staging, manifest);
+      const deleted = manifest.files.deleted ?? [];
+      if (deleted.length > 0) {
+        db.transaction(() => {
+          for (const c of CAPABILITIES) c.forgetBackupFiles?.(db, deleted);
+        })();
+      }
       applied = migrateAll(db);
       const hot = openHotStore(staging);
       try {

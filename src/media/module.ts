@@ -2,7 +2,7 @@
 // upkeep that forgets files never posted (upkeep.ts).
 import type { Capability } from '../capability';
 import { errorFields, log } from '../log';
-import { MediaFiles, MediaStore, mediaFilePath } from './store';
+import { MediaFiles, MediaStore, mediaFilePath, mediaIdOfPath } from './store';
 import { MediaService } from './service';
 import { mediaRoutes } from './routes';
 import { mediaWrites, type MediaWrites } from './writes';
@@ -71,8 +71,17 @@ export const media: Capability = {
 
   status: ({ sqlite }) => ({ media: new MediaStore(sqlite).count() }),
   // Every file a media row refers to: rows are committed after their file and deleted before it,
-  // so each has one (but for a row restored from a backup that ran while its file was deleted).
+  // so each has one.
   *backupFiles(db) {
     for (const id of new MediaStore(db).ids()) yield mediaFilePath(id);
+  },
+  // A file deleted while the backup ran: its row goes too, as it went in the live database (it
+  // would otherwise count against its user's quota, and be missing from every later backup).
+  forgetBackupFiles(db, files) {
+    const store = new MediaStore(db);
+    for (const path of files) {
+      const id = mediaIdOfPath(path);
+      if (id !== undefined) store.delete(id);
+    }
   },
 };

@@ -87,7 +87,7 @@ export class MediaService {
 
   /**
    * A served file's bytes; 404 when the file is gone: deleted between the row's read and this one,
-   * or a row restored from a backup that ran while its file was deleted (docs/deploy.md, "Backups").
+   * or lost (a backup restored without it: docs/deploy.md, "Backups").
    */
   read(id: string): Promise<Buffer> {
     return this.files.read(id).catch((err: NodeJS.ErrnoException) => {

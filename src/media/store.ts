@@ -1,13 +1,12 @@
 // Uploaded media: the bytes are files under <data>/media, written and synced before the metadata
-// row is committed, and removed after it is deleted, so a committed row has its file (a backup
-// that ran while a file was deleted restores its row without it: docs/deploy.md). Files are named
-// by the media id.
+// row is committed, and removed after it is deleted, so a committed row has its file. Files are
+// named by the media id.
 import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
 import { close, fsync, mkdirSync, open, readdirSync, write } from 'node:fs';
 import { readFile, rename, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 
 /**
  * The two calls whose failures matter most, replaceable so tests can make them fail the way a
@@ -244,4 +243,10 @@ export class MediaStore {
 /** Where a media file lives, relative to the data directory (MediaFiles writes it there). */
 export function mediaFilePath(id: string): string {
   return join('media', id);
+}
+
+/** The media id of a path mediaFilePath gave, or undefined for any other path. */
+export function mediaIdOfPath(path: string): string | undefined {
+  const prefix = `media${sep}`;
+  return path.startsWith(prefix) && path.length > prefix.length ? path.slice(prefix.length) : undefined;
 }

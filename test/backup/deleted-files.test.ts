@@ -1,7 +1,8 @@
 // A backup copies the files its snapshot's rows refer to. A file deleted after the snapshot (its
 // uploader deleting it, the media upkeep forgetting one never posted) is gone when the copy comes
 // to it: the manifest lists it as missing, as a restore expects, and as deleted, not lost, so that
-// `perch backup` warns only of files lost. The whole command is tested in test/e2e/backup.test.ts.
+// `perch backup` warns only of files lost, and a restore deletes its row as the live database
+// did. The whole command is tested in test/e2e/backup.test.ts.
 import t from 'tap';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +17,7 @@ import { openSqlite } from '../../src/store/sqlite';
 const now = '2026-01-02T00:00:00.000Z';
 const ALICE = '1001';
 
-t.test('a file deleted after the snapshot is listed as deleted, a lost one as missing only; the backup restores', async (t) => {
+t.test('a file deleted after the snapshot is listed as deleted, a lost one as missing only; the restore forgets the deleted one', async (t) => {
   const { db, dir } = tempStore(t, 'perch-backup-deleted-');
   addUsers(db, { [ALICE]: 'alice' }, now);
   const media = new MediaStore(db);
@@ -51,5 +52,7 @@ t.test('a file deleted after the snapshot is listed as deleted, a lost one as mi
   t.ok(existsSync(join(restored, 'media', '303')));
   const copy = openSqlite(restored);
   t.teardown(() => copy.close());
-  t.equal(new MediaStore(copy).count(), 3, 'with the rows as they were at the snapshot');
+  const restoredMedia = new MediaStore(copy);
+  t.same([...restoredMedia.ids()], ['302', '303'], "301's row goes as it went in the live database; 302's, lost, stays");
+  t.equal(restoredMedia.bytesOf(ALICE), 8, 'the deleted file no longer counts against the quota');
 });

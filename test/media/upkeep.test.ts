@@ -6,7 +6,7 @@ import t from 'tap';
 import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addUsers, groupCommit, tempStore } from '../helpers/store';
-import { MediaStore } from '../../src/media/store';
+import { MediaStore, mediaFilePath, mediaIdOfPath } from '../../src/media/store';
 import { HttpError } from '../../src/http/errors';
 import { fileOfName, sweepFrom, sweepPeriodMs, unpostedHorizon, ORPHAN_MIN_AGE_MS } from '../../src/media/upkeep';
 import { findUnposted, sweepOrphanFiles } from '../../src/media/tasks';
@@ -35,6 +35,9 @@ t.test('names of the media directory: files by id, partial files, and anything e
   t.equal(fileOfName('notes.txt', isMediaId), undefined);
   t.equal(fileOfName('.tmp', isMediaId), undefined);
   t.equal(fileOfName('0123', isMediaId), undefined, 'no id starts with 0');
+  t.equal(mediaIdOfPath(mediaFilePath('123-abc')), '123-abc', 'a backup path back to its id');
+  t.equal(mediaIdOfPath('search.db'), undefined);
+  t.equal(mediaIdOfPath(mediaFilePath('')), undefined);
 });
 
 t.test('an uploader deletes a file: never posted, or its posts deleted; not while a post carries it', async (t) => {
