@@ -4,6 +4,7 @@
 // draining the click queue, the anomaly detector and the expiry sweep.
 import type { Capability } from '../capability';
 import { log } from '../log';
+import { UPKEEP_LANE } from '../server/upkeep-lane';
 import { detectorHorizon, openFlagMirror, rebuildFlagMirror } from './anomaly';
 import { clickQueueState, openClickQueue } from './clicks';
 import { CodePool } from './code-pool';
@@ -20,9 +21,6 @@ import { linkWrites, type LinkWrites } from './writes';
 // bring zod.
 const serviceModule = () => require('./service') as typeof import('./service');
 const routesModule = () => require('./routes') as typeof import('./routes');
-
-/** The lane of the click drain, the anomaly detector and the expiry sweep (server/background.ts). */
-const LINKS_UPKEEP = 'links.upkeep';
 
 export const links: Capability = {
   name: 'links',
@@ -55,8 +53,8 @@ export const links: Capability = {
     // The drain, the detector and the sweep are only handed to the pool when they have something to do: a
     // task every second at rest would keep pool threads alive (and their heaps resident) for
     // nothing (docs/memory.md). Both checks are cheap reads of the supervisor's own handles. The
-    // three share a lane: they run in the background pool beside search indexing, and none of
-    // them is urgent enough to queue there beside the others.
+    // three share the upkeep lane (with the media upkeep): they run in the background pool beside
+    // search indexing, and none of them is urgent enough to queue there beside the others.
     return [
       {
         name: 'links.refillPool',
@@ -67,7 +65,7 @@ export const links: Capability = {
       },
       {
         name: 'links.drainClicks',
-        lane: LINKS_UPKEEP,
+        lane: UPKEEP_LANE,
         everyMs: 2000,
         flushOnStop: true,
         async run(c) {
@@ -77,7 +75,7 @@ export const links: Capability = {
       },
       {
         name: 'links.detectAnomalies',
-        lane: LINKS_UPKEEP,
+        lane: UPKEEP_LANE,
         everyMs: 1000,
         async run(c) {
           const now = Date.now();
@@ -106,7 +104,7 @@ export const links: Capability = {
       },
       {
         name: 'links.sweepExpired',
-        lane: LINKS_UPKEEP,
+        lane: UPKEEP_LANE,
         everyMs: 30_000,
         async run(c) {
           const now = Date.now();

@@ -1,6 +1,7 @@
 // The media capability: uploaded images, their files under <data>/media and their rows, and the
 // upkeep that forgets files never posted (upkeep.ts).
 import type { Capability } from '../capability';
+import { UPKEEP_LANE } from '../server/upkeep-lane';
 import { errorFields, log } from '../log';
 import { MediaFiles, MediaStore, mediaFilePath, mediaIdOfPath } from './store';
 import { MediaService } from './service';
@@ -35,6 +36,8 @@ export const media: Capability = {
     return [
       {
         name: 'media.upkeep',
+        // Its tasks queue in the background pool behind no other upkeep (server/upkeep-lane.ts).
+        lane: UPKEEP_LANE,
         everyMs: sweepPeriodMs(ttlMs),
         async run(c) {
           const now = Date.now();
