@@ -2,7 +2,7 @@
 // supervisor over a message port. It runs in a worker thread of its own (server/http-thread.ts),
 // or, when it is the server's only one, on the main thread beside the supervisor (docs/memory.md).
 import type { MessagePort } from 'node:worker_threads';
-import type { us_listen_socket } from 'uWebSockets.js';
+import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { setLogLevel, log, errorFields } from '../log';
 import { hashApiKey } from '../core/api-key';
 import { PrincipalCache, revocationVersion } from '../accounts/key-cache';
@@ -31,6 +31,14 @@ import { ThreadMemoryTable } from './thread-memory';
  * `mainHot` is the supervisor's hot store, which the server must share (supervisor.ts,
  * httpOnMainThread, says why).
  */
+
+/** LIBUS_LISTEN_EXCLUSIVE_PORT: a listening socket without SO_REUSEPORT. */
+const LISTEN_EXCLUSIVE_PORT = 1;
+
+/** uWS's listen with a host and options, which its type declarations leave out (the addon takes it). */
+function listenExclusive(app: TemplatedApp, host: string, port: number, cb: (sock: us_listen_socket | false) => void): void {
+  (app.listen as unknown as (host: string, port: number, options: number, cb: (sock: us_listen_socket | false) => void) => void).call(app, host, port, LISTEN_EXCLUSIVE_PORT, cb);
+}
 export function startHttpServer(data: ThreadData, port: MessagePort, onMainThread: boolean, mainHot?: HotStore): void {
   const send = (m: ToSupervisor) => port.postMessage(m);
 
@@ -103,14 +111,20 @@ export function startHttpServer(data: ThreadData, port: MessagePort, onMainThrea
   router.mount(wrapped);
 
   let listenSocket: us_listen_socket | null = null;
-  app.listen(data.config.server.host, data.port, (sock) => {
+  const listening = (sock: us_listen_socket | false) => {
     if (!sock) {
       send({ type: 'listen-failed', message: `cannot listen on ${data.config.server.host}:${data.port}` });
       return;
     }
     listenSocket = sock;
     send({ type: 'ready', nodeId: ctx.nodeId });
-  });
+  };
+  // uWS sets SO_REUSEPORT on its listening sockets unless told not to, so that threads can share
+  // a port; another process could then listen on it too and be handed part of the connections (a
+  // second server started at the same moment, both past the supervisor's check that the port is
+  // free). The server's only thread holds the port alone; threads sharing it cannot.
+  if (data.config.server.threads === 1) listenExclusive(app, data.config.server.host, data.port, listening);
+  else app.listen(data.config.server.host, data.port, listening);
 
   let releaseWriter!: () => void;
   const writerReleased = new Promise<void>((resolve) => (releaseWriter = resolve));

@@ -2,6 +2,7 @@
 import t from 'tap';
 import { existsSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { execFile } from 'node:child_process';
 import { runCli, startServer, tempDataDir, testThreads } from '../helpers/server';
 import { commandTest, pinnedThreadsTest } from '../helpers/command-test';
 
@@ -99,6 +100,19 @@ t.test('refuses to start on a taken port, with one line', async (t) => {
   t.notMatch(r.stdout, /migration applied/, 'checked before anything is migrated');
   t.notOk(existsSync(join(fresh, 'perch.db')), 'no database was made');
   t.equal((await first.get('/healthz')).status, 200, 'the first server is unaffected');
+});
+
+pinnedThreadsTest('a server of one HTTP thread holds its port alone: nobody else can listen on it', async (t) => {
+  const server = await startServer({ threads: 1 });
+  t.teardown(() => server.close());
+  // uWS listens with SO_REUSEPORT unless told not to (threads share a port so): a listener of
+  // another process would otherwise be handed part of the server's connections.
+  const other = await new Promise<string>((resolve) => {
+    const code = `require('uWebSockets.js').App().listen('127.0.0.1', ${server.port}, (s) => { process.stdout.write(String(!!s)); process.exit(0); })`;
+    execFile(process.execPath, ['-e', code], { cwd: join(__dirname, '..', '..', '..'), timeout: 10_000 }, (_err, stdout) => resolve(stdout));
+  });
+  t.equal(other, 'false', 'a second uWS listener on the port is refused');
+  t.equal((await server.get('/healthz')).status, 200, 'the server is unaffected');
 });
 
 commandTest('refuses an unusable data dir, with one line', async (t) => {
