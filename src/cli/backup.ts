@@ -15,13 +15,19 @@ interface BackupOptions extends CommonOptions {
 /** Tables whose counts say the most about a backup, shown first (the manifest has them all). */
 const HEADLINE_TABLES = ['users', 'api_keys', 'links', 'posts', 'follows', 'likes', 'media'];
 
-/** The files the database refers to that a backup does not have: lost ones, and ones deleted while it ran. */
-function filesLeftOut(m: Manifest): string {
+/** The files the database refers to that a backup does not have and that were not deleted while it ran. */
+function lostFiles(m: Manifest): string[] {
   const deleted = new Set(m.files.deleted ?? []);
-  const lost = m.files.missing.filter((rel) => !deleted.has(rel));
+  return m.files.missing.filter((rel) => !deleted.has(rel));
+}
+
+/** The files a backup does not have: lost ones, and ones deleted while it ran. */
+function filesLeftOut(m: Manifest): string {
+  const lost = lostFiles(m);
+  const deleted = m.files.deleted ?? [];
   let text = '';
   if (lost.length) text += `; ${lost.length} missing: ${lost.join(', ')}`;
-  if (deleted.size) text += `; ${deleted.size} deleted while it ran: ${[...deleted].join(', ')}`;
+  if (deleted.length) text += `; ${deleted.length} deleted while it ran: ${deleted.join(', ')}`;
   return text;
 }
 
@@ -53,10 +59,7 @@ export async function backupCommand(target: string, opts: BackupOptions): Promis
     return;
   }
   for (const line of alignColumns([['backup', to], ...summary(manifest)])) process.stdout.write(line + '\n');
-  const deleted = new Set(manifest.files.deleted ?? []);
-  for (const missing of manifest.files.missing) {
-    if (!deleted.has(missing)) process.stderr.write(`perch: warning: ${missing} is in the database but not on disk; it is not in the backup\n`);
-  }
+  for (const lost of lostFiles(manifest)) process.stderr.write(`perch: warning: ${lost} is in the database but not on disk; it is not in the backup\n`);
 }
 
 export async function restoreCommand(source: string, opts: CommonOptions): Promise<void> {

@@ -2,7 +2,7 @@
 // upkeep that forgets files never posted (upkeep.ts).
 import type { Capability } from '../capability';
 import { UPKEEP_LANE } from '../server/upkeep-lane';
-import { errorFields, log } from '../log';
+import { log } from '../log';
 import { MediaFiles, MediaStore, mediaFilePath, mediaIdOfPath } from './store';
 import { MediaService } from './service';
 import { mediaRoutes } from './routes';
@@ -59,10 +59,7 @@ export const media: Capability = {
           if (found.files.length > 0) {
             // The writer forgets only those still unposted; a row goes before its file, never after.
             const forgotten = await writes.run('forgetUnpostedMedia', { files: found.files, before });
-            for (const f of forgotten) {
-              // A file left by a failed removal has no row: the look for such files removes it.
-              await files.remove(f.id).catch((err) => log.warn('media file not removed', { id: f.id, ...errorFields(err) }));
-            }
+            for (const f of forgotten) await files.discard(f.id);
             if (forgotten.length > 0) log.info('unposted media removed', { files: forgotten.length, bytes: forgotten.reduce((n, f) => n + f.size, 0) });
           }
           if (!found.complete) return 1000;

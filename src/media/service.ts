@@ -9,7 +9,6 @@ import type { Writes } from '../writer/operations';
 import type { MediaFiles, MediaRow, MediaStore } from './store';
 import type { MediaWrites } from './writes';
 import { checkQuota } from './quota';
-import { errorFields, log } from '../log';
 
 export const MEDIA_MAX_BYTES = 5 * 1024 * 1024;
 
@@ -75,14 +74,13 @@ export class MediaService {
   }
 
   /**
-   * Deletes a file at its uploader's request (media/writes.ts, deleteMedia): its row, then the file.
-   * A file whose removal fails after its row is gone is no longer served, and the upkeep removes
-   * it later (media/upkeep.ts).
+   * Deletes a file at its uploader's request (media/writes.ts, deleteMedia): its row, then the file
+   * (MediaFiles.discard).
    */
   async delete(ownerId: string, id: string): Promise<void> {
     if (!isMediaId(id)) throw notFound('No such media.');
     await this.writes.run('deleteMedia', { id, ownerId });
-    await this.files.remove(id).catch((err) => log.warn('media file not removed', { id, ...errorFields(err) }));
+    await this.files.discard(id);
   }
 
   /**

@@ -7,6 +7,10 @@ import { close, fsync, mkdirSync, open, readdirSync, write } from 'node:fs';
 import { readFile, rename, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join, sep } from 'node:path';
+import { errorFields, log } from '../log';
+
+/** The directory of the media files, in the data directory. */
+const MEDIA_DIR = 'media';
 
 /**
  * The two calls whose failures matter most, replaceable so tests can make them fail the way a
@@ -43,7 +47,7 @@ export class MediaFiles {
   private last: Promise<unknown> = Promise.resolve();
 
   constructor(dataDir: string, io: Partial<MediaFileIo> = {}) {
-    this.dir = join(dataDir, 'media');
+    this.dir = join(dataDir, MEDIA_DIR);
     this.io = { ...NODE_FILE_IO, ...io };
     mkdirSync(this.dir, { recursive: true });
   }
@@ -72,6 +76,14 @@ export class MediaFiles {
   /** Removes a file that no row refers to (an upload that answered an error, a deleted file). */
   remove(id: string): Promise<void> {
     return rm(join(this.dir, id), { force: true });
+  }
+
+  /**
+   * Removes the file of a row just deleted, never failing: a file left by a failed removal has no
+   * row, so it is not served, and the upkeep's look for such files removes it (media/upkeep.ts).
+   */
+  discard(id: string): Promise<void> {
+    return this.remove(id).catch((err) => log.warn('media file not removed', { id, ...errorFields(err) }));
   }
 
   private async writeNow(id: string, bytes: Buffer): Promise<void> {
@@ -134,7 +146,6 @@ export interface MediaRow {
 export class MediaStore {
   private readonly ownerStmt: Statement;
   private readonly insertStmt: Statement;
-  private readonly byIdStmt: Statement;
   private readonly countStmt: Statement;
   private readonly idsStmt: Statement;
   private readonly ownerBytesStmt: Statement;
@@ -150,7 +161,6 @@ export class MediaStore {
   constructor(private readonly db: Sqlite) {
     this.ownerStmt = db.prepare('SELECT owner_id FROM media WHERE id = ?').pluck();
     this.insertStmt = db.prepare('INSERT INTO media (id, owner_id, content_type, size, created_at) VALUES (?, ?, ?, ?, ?)');
-    this.byIdStmt = db.prepare('SELECT id, owner_id, content_type, size, created_at FROM media WHERE id = ?');
     this.countStmt = db.prepare('SELECT COUNT(*) FROM media').pluck();
     this.idsStmt = db.prepare('SELECT id FROM media ORDER BY id').pluck();
     this.ownerBytesStmt = db.prepare('SELECT COALESCE(SUM(size), 0) FROM media WHERE owner_id = ?').pluck();
@@ -181,9 +191,6 @@ export class MediaStore {
     this.insertStmt.run(id, ownerId, contentType, size, now);
   }
 
-  byId(id: string): MediaRow | undefined {
-    return this.byIdStmt.get(id) as MediaRow | undefined;
-  }
 
   /** Whether any file was uploaded in [from, before) (media_created's index answers it). */
   anyCreated(from: string, before: string): boolean {
@@ -242,11 +249,11 @@ export class MediaStore {
 
 /** Where a media file lives, relative to the data directory (MediaFiles writes it there). */
 export function mediaFilePath(id: string): string {
-  return join('media', id);
+  return join(MEDIA_DIR, id);
 }
 
 /** The media id of a path mediaFilePath gave, or undefined for any other path. */
 export function mediaIdOfPath(path: string): string | undefined {
-  const prefix = `media${sep}`;
+  const prefix = `${MEDIA_DIR}${sep}`;
   return path.startsWith(prefix) && path.length > prefix.length ? path.slice(prefix.length) : undefined;
 }

@@ -3,7 +3,6 @@
 import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskContext } from '../workers/context';
-import { isMediaId } from '../core/media-id';
 import { MediaFiles, MediaStore } from './store';
 import { ORPHAN_MIN_AGE_MS, fileOfName } from './upkeep';
 
@@ -31,7 +30,7 @@ export function sweepOrphanFiles(ctx: TaskContext, p: { nowMs: number }): { remo
   let removed = 0;
   let bytes = 0;
   for (const name of files.names()) {
-    const file = fileOfName(name, isMediaId);
+    const file = fileOfName(name);
     if (!file || (!file.partial && store.owner(file.id) !== undefined)) continue;
     const path = join(files.dir, name);
     try {

@@ -5,6 +5,7 @@
 // posts deleted or not (docs/social.md, "Media"). Files without a row (an upload that failed after
 // its file was written, a removal cut short by a crash) are never served nor backed up, and are
 // removed once they are old enough to be no upload in progress.
+import { isMediaId } from '../core/media-id';
 
 /** Files forgotten per pass of the sweep; a pass that finds more runs again a second later. */
 export const UNPOSTED_BATCH = 500;
@@ -50,7 +51,7 @@ export function sweepFrom(sweptBefore: string): string {
  * `.tmp` for a file being written (never served). Undefined for a name that is neither: the
  * directory may hold an operator's files, which are left alone.
  */
-export function fileOfName(name: string, isMediaId: (s: string) => boolean): { id: string; partial: boolean } | undefined {
+export function fileOfName(name: string): { id: string; partial: boolean } | undefined {
   const partial = name.endsWith('.tmp');
   const id = partial ? name.slice(0, -'.tmp'.length) : name;
   return isMediaId(id) ? { id, partial } : undefined;

@@ -25,13 +25,6 @@ import { Signals } from './signals';
 import type { ThreadData, ToSupervisor, ToThread } from './messages';
 import { ThreadMemoryTable } from './thread-memory';
 
-/**
- * Starts serving. `port` is the supervisor's channel; on the main thread the heap figures are the
- * supervisor's own, reported once under its kind, so the server claims no slot of its own, and
- * `mainHot` is the supervisor's hot store, which the server must share (supervisor.ts,
- * httpOnMainThread, says why).
- */
-
 /** LIBUS_LISTEN_EXCLUSIVE_PORT: a listening socket without SO_REUSEPORT. */
 const LISTEN_EXCLUSIVE_PORT = 1;
 
@@ -39,6 +32,13 @@ const LISTEN_EXCLUSIVE_PORT = 1;
 function listenExclusive(app: TemplatedApp, host: string, port: number, cb: (sock: us_listen_socket | false) => void): void {
   (app.listen as unknown as (host: string, port: number, options: number, cb: (sock: us_listen_socket | false) => void) => void).call(app, host, port, LISTEN_EXCLUSIVE_PORT, cb);
 }
+
+/**
+ * Starts serving. `port` is the supervisor's channel; on the main thread the heap figures are the
+ * supervisor's own, reported once under its kind, so the server claims no slot of its own, and
+ * `mainHot` is the supervisor's hot store, which the server must share (supervisor.ts,
+ * httpOnMainThread, says why).
+ */
 export function startHttpServer(data: ThreadData, port: MessagePort, onMainThread: boolean, mainHot?: HotStore): void {
   const send = (m: ToSupervisor) => port.postMessage(m);
 

@@ -44,7 +44,7 @@ t.test('the writer refuses the upload that would pass its user over the quota, a
   const media = new MediaStore(db);
   t.equal(media.bytesOf(ALICE), 100);
   t.equal(media.bytesOf(BOB), 100);
-  t.equal(media.byId('702'), undefined, 'no row for the refused upload');
+  t.equal(media.owner('702'), undefined, 'no row for the refused upload');
   t.equal(media.bytesOf('1999'), 0, 'a user with no uploads holds 0 bytes');
   t.notOk(group.commit([upload('705', ALICE, 1)])[0].ok, 'full: not one byte more');
   t.ok(group.commit([['insertMedia', { id: '706', ownerId: ALICE, contentType: 'image/png', size: 10 ** 9, now, quotaBytes: NO_QUOTA }]])[0].ok, 'without a quota anything goes');

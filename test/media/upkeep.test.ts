@@ -10,7 +10,6 @@ import { MediaStore, mediaFilePath, mediaIdOfPath } from '../../src/media/store'
 import { HttpError } from '../../src/http/errors';
 import { fileOfName, sweepFrom, sweepPeriodMs, unpostedHorizon, ORPHAN_MIN_AGE_MS } from '../../src/media/upkeep';
 import { findUnposted, sweepOrphanFiles } from '../../src/media/tasks';
-import { isMediaId } from '../../src/core/media-id';
 
 const ALICE = '1001';
 const BOB = '1002';
@@ -30,11 +29,11 @@ t.test('the sweep runs a tenth of the keeping time, between a second and ten min
 });
 
 t.test('names of the media directory: files by id, partial files, and anything else left alone', async (t) => {
-  t.same(fileOfName('123456789-0123456789abcdef01234567', isMediaId), { id: '123456789-0123456789abcdef01234567', partial: false });
-  t.same(fileOfName('123456789.tmp', isMediaId), { id: '123456789', partial: true });
-  t.equal(fileOfName('notes.txt', isMediaId), undefined);
-  t.equal(fileOfName('.tmp', isMediaId), undefined);
-  t.equal(fileOfName('0123', isMediaId), undefined, 'no id starts with 0');
+  t.same(fileOfName('123456789-0123456789abcdef01234567'), { id: '123456789-0123456789abcdef01234567', partial: false });
+  t.same(fileOfName('123456789.tmp'), { id: '123456789', partial: true });
+  t.equal(fileOfName('notes.txt'), undefined);
+  t.equal(fileOfName('.tmp'), undefined);
+  t.equal(fileOfName('0123'), undefined, 'no id starts with 0');
   t.equal(mediaIdOfPath(mediaFilePath('123-abc')), '123-abc', 'a backup path back to its id');
   t.equal(mediaIdOfPath('search.db'), undefined);
   t.equal(mediaIdOfPath(mediaFilePath('')), undefined);
@@ -56,12 +55,12 @@ t.test('an uploader deletes a file: never posted, or its posts deleted; not whil
   t.equal(errorOf(inPost).status, 409, 'a file in a live post stays');
   t.equal(errorOf(inPost).body().message, 'This file is in a post; delete the post first.');
   t.equal(errorOf(del('999', ALICE)).status, 404, 'an unknown id');
-  t.ok(media.byId('801') && media.byId('802') && media.byId('803'), 'every refusal changed nothing');
+  t.ok(['801', '802', '803'].every((id) => media.owner(id) === ALICE), 'every refusal changed nothing');
 
   t.ok(del('801', ALICE).ok, 'never posted');
   t.ok(del('803', ALICE).ok, 'its only post is deleted');
-  t.equal(media.byId('801'), undefined);
-  t.equal(media.byId('803'), undefined);
+  t.equal(media.owner('801'), undefined);
+  t.equal(media.owner('803'), undefined);
   t.equal(media.bytesOf(ALICE), 10, 'the quota counts only what is left');
   t.equal(errorOf(del('801', ALICE)).status, 404, 'deleted already');
 });
