@@ -38,8 +38,11 @@ export function mediaRoutes(media: MediaService): Route[] {
         const etag = `"${id}"`;
         const headers = { 'Cache-Control': CACHE, ETag: etag, 'X-Content-Type-Options': 'nosniff' };
         // A cache revalidating what it holds: the bytes never change, so while the file is served (get
-        // above), the answer is yes.
-        if (ifNoneMatchMatches(ctx.headers.ifNoneMatch, etag)) return { status: 304, headers };
+        // above) and still on disk, the answer is yes.
+        if (ifNoneMatchMatches(ctx.headers.ifNoneMatch, etag)) {
+          await media.present(id);
+          return { status: 304, headers };
+        }
         return { status: 200, body: await media.read(id), contentType: row.content_type, headers };
       },
     },

@@ -88,8 +88,18 @@ export class MediaService {
    * or lost (a backup restored without it: docs/deploy.md, "Backups").
    */
   read(id: string): Promise<Buffer> {
-    return this.files.read(id).catch((err: NodeJS.ErrnoException) => {
-      throw err.code === 'ENOENT' ? notFound('No such media.') : err;
-    });
+    return this.files.read(id).catch(goneAsNotFound);
   }
+
+  /**
+   * Resolves if a served file's bytes are still there, for a cache revalidating its copy (which
+   * reads no bytes); 404 as `read` when they are not.
+   */
+  present(id: string): Promise<void> {
+    return this.files.present(id).catch(goneAsNotFound);
+  }
+}
+
+function goneAsNotFound(err: NodeJS.ErrnoException): never {
+  throw err.code === 'ENOENT' ? notFound('No such media.') : err;
 }

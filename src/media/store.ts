@@ -4,7 +4,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Sqlite } from '../store/sqlite';
 import { close, fsync, mkdirSync, open, readdirSync, write } from 'node:fs';
-import { readFile, rename, rm } from 'node:fs/promises';
+import { access, readFile, rename, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join, sep } from 'node:path';
 import { errorFields, log } from '../log';
@@ -71,6 +71,11 @@ export class MediaFiles {
 
   read(id: string): Promise<Buffer> {
     return readFile(join(this.dir, id));
+  }
+
+  /** Resolves if the file is there; rejects as `read` would (ENOENT when it is not). */
+  present(id: string): Promise<void> {
+    return access(join(this.dir, id));
   }
 
   /** Removes a file that no row refers to (an upload that answered an error, a deleted file). */

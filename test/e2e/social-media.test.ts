@@ -238,4 +238,8 @@ t.test('a row whose file is gone (deleted meanwhile, restored without it) answer
   const got = await fetch(`${server.url}/media/${up.json.id}`);
   t.equal(got.status, 404);
   t.same(await got.json(), { error: 'not_found', message: 'No such media.' });
+  // A cache holding the file asks whether its copy is still good: not a 304 for bytes that are gone.
+  const revalidated = await fetch(`${server.url}/media/${up.json.id}`, { headers: { 'if-none-match': `"${up.json.id}"` } });
+  t.equal(revalidated.status, 404, 'a conditional GET is told it is gone too');
+  t.same(await revalidated.json(), { error: 'not_found', message: 'No such media.' });
 });
