@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { ConfigError } from './config-error';
 import { blocklistHost } from './core/link-url';
 import { isHttpOrigin } from './core/public-origin';
 import { parseProxyEntry } from './core/trusted-proxies';
@@ -112,8 +113,8 @@ export const configSchema = z.strictObject({
 
 export type Config = z.infer<typeof configSchema>;
 
-/** A configuration problem, reported to the operator as one line. */
-export class ConfigError extends Error {}
+// Thrown for every problem found here (config-error.ts).
+export { ConfigError };
 
 export const DEFAULT_CONFIG_PATH = join(__dirname, '..', '..', 'config', 'default.json');
 

@@ -4,7 +4,8 @@ import { resolve } from 'node:path';
 import { createBackup, RefusedError } from '../backup/backup';
 import { NotABackupError, restoreBackup } from '../backup/restore';
 import type { Manifest } from '../backup/manifest';
-import { UsageError, announceDataDir, commandConfig, dataDirPath, existingDataDirOf, printJson, type CommonOptions } from './common';
+import { announceDataDir, commandConfig, dataDirPath, existingDataDirOf, type CommonOptions } from './common';
+import { UsageError, printJson } from './usage';
 import { alignColumns } from './format';
 import { humanBytes } from '../core/human-bytes';
 

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants } from 'node:os';
 import { InvalidArgumentError } from 'commander';
-import { UsageError } from './common';
+import { UsageError } from './usage';
 import { SERVE_ENVIRONMENT, SERVE_NODE_FLAGS } from '../server/node-flags';
 import type { RunOptions } from '../../bench/runner';
 

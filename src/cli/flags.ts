@@ -4,7 +4,8 @@ import { clearFlag, isActive, openFlagMirror } from '../links/anomaly';
 import { LinkStore } from '../links/store';
 import { openSqlite } from '../store/sqlite';
 import { migrateAll } from '../capabilities';
-import { UsageError, announceDataDir, commandConfig, commandHotStore, existingDataDirOf, printJson, userNamed, type CommonOptions } from './common';
+import { announceDataDir, commandConfig, commandHotStore, existingDataDirOf, userNamed, type CommonOptions } from './common';
+import { UsageError, printJson } from './usage';
 import { alignColumns } from './format';
 
 interface ListOptions extends CommonOptions {

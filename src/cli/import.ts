@@ -13,7 +13,8 @@ import type { HotStore } from '../store/lmdb';
 import type { LeasedIdGenerator } from '../store/node-lease';
 import { openSqlite } from '../store/sqlite';
 import { printable } from './format';
-import { UsageError, announceDataDir, commandConfig, commandHotStore, commandLease, existingDataDirOf, userNamed, type CommonOptions } from './common';
+import { announceDataDir, commandConfig, commandHotStore, commandLease, existingDataDirOf, userNamed, type CommonOptions } from './common';
+import { UsageError } from './usage';
 
 interface ImportOptions extends CommonOptions {
   user: string;

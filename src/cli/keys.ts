@@ -9,7 +9,8 @@ import { migrateAll } from '../capabilities';
 import { existsSync } from 'node:fs';
 import { alignColumns } from './format';
 import { sqlitePath } from '../store/sqlite';
-import { UsageError, announceDataDir, commandConfig, commandHotStore, commandLease, dataDirOf, dataDirPath, existingDataDirOf, printJson, userNamed, type CommonOptions } from './common';
+import { announceDataDir, commandConfig, commandHotStore, commandLease, dataDirOf, dataDirPath, existingDataDirOf, userNamed, type CommonOptions } from './common';
+import { UsageError, printJson } from './usage';
 
 interface KeygenOptions extends CommonOptions {
   user: string;

@@ -1,7 +1,7 @@
 // `perch` — the command line of the appliance.
 import { Argument, Command, CommanderError, Option } from 'commander';
-import { UsageError, fail, ignoreClosedOutput, intOption } from './common';
-import { PRIVATE_UMASK } from '../store/data-dir';
+import { UsageError, fail, ignoreClosedOutput, intOption } from './usage';
+import { PRIVATE_UMASK } from '../store/file-modes';
 import { VERSION } from '../version';
 import { benchCommand, collectKeys, secondsOption, urlOption, type BenchFlags } from './bench';
 import { IMPORT_FORMATS } from '../core/link-import';

@@ -6,7 +6,8 @@ import { openSqlite } from '../store/sqlite';
 import { migrateAll } from '../capabilities';
 import { rebuildIndex } from '../search/rebuild';
 import { IndexSourceStore, SearchIndexStore, openSearchDb } from '../search/store';
-import { announceDataDir, commandConfig, existingDataDirOf, printJson, type CommonOptions } from './common';
+import { announceDataDir, commandConfig, existingDataDirOf, type CommonOptions } from './common';
+import { printJson } from './usage';
 
 interface ReindexOptions extends CommonOptions {
   json: boolean;

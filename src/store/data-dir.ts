@@ -6,10 +6,8 @@ import { accessSync, chmodSync, constants, existsSync, mkdirSync, readdirSync, s
 import { dirname, join, resolve } from 'node:path';
 import { lmdbPath } from './lmdb';
 import { sqlitePath } from './sqlite';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './file-modes';
 
-export const PRIVATE_DIR_MODE = 0o700;
-export const PRIVATE_FILE_MODE = 0o600;
-export const PRIVATE_UMASK = 0o077;
 
 /** What a command that opens the data directory keeps private, with the mode each gets. */
 function privatePaths(dataDir: string): Array<[string, number]> {
