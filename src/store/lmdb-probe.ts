@@ -5,7 +5,7 @@
 // on a PROBE_DAMAGE_LINE of stdout and the exit code is PROBE_FOUND_DAMAGE. Damage LMDB does not
 // detect kills this process by a signal, which the parent sees. Exit 0: everything was readable.
 import type { RootDatabase } from 'lmdb';
-import { PROBE_DAMAGE_LINE, PROBE_FOUND_DAMAGE, isLmdbDamageError, namedDatabases, openRoot } from './lmdb';
+import { PROBE_DAMAGE_LINE, PROBE_FOUND_DAMAGE, isLmdbDamageError, namedDatabases, openRoot } from './lmdb-env';
 
 function damaged(err: unknown): never {
   process.stdout.write(`${PROBE_DAMAGE_LINE}${(err as Error)?.message ?? String(err)}\n`);

@@ -12,7 +12,7 @@
 // place, unless a server runs on the data directory (store/server-lock.ts): the environment is
 // then that server's, and left in place (docs/architecture.md, "A damaged hot store").
 import Database from 'better-sqlite3';
-import { open, type Database as LmdbDatabase, type RootDatabase } from 'lmdb';
+import type { RootDatabase } from 'lmdb';
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, openSync, readSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,8 +21,9 @@ import { lmdbTreeProblem, newestMeta } from '../core/lmdb-tree';
 import { log } from '../log';
 import { serverRunsOn } from './server-lock';
 import { isBusy } from './sqlite';
+import { PROBE_DAMAGE_LINE, PROBE_FOUND_DAMAGE, isLmdbDamageError, namedDatabases, openRoot, type LmdbDb } from './lmdb-env';
 
-export type LmdbDb<V = unknown, K extends import('lmdb').Key = import('lmdb').Key> = LmdbDatabase<V, K>;
+export type { LmdbDb } from './lmdb-env';
 
 export interface HotStore {
   root: RootDatabase;
@@ -82,47 +83,12 @@ export const OPEN_LOCK_FILE = 'lmdb-open.lock';
  */
 const OPEN_LOCK_WAIT_MS = 150_000;
 
-/**
- * The map is reserved once at its full size (address space only: the file grows as pages are
- * used). lmdb-js otherwise starts with a small map and maps the file again each time it outgrows
- * it, keeping the older, overlapping mappings: every page then counts once per mapping in the
- * process's resident set. Past this size lmdb-js still grows the map on its own.
- */
-const MAP_SIZE_BYTES = 1024 * 1024 * 1024;
-
-const ENV_OPTIONS = { maxDbs: 64, noSync: true, compression: false, mapSize: MAP_SIZE_BYTES } as const;
-
 /** The database that records a pending rebuild (a key, present until markRebuilt). */
 const STATE_DB = 'hot_store';
 const REBUILD_PENDING = 'rebuild_pending';
 
-/**
- * LMDB's answers for a file it cannot make sense of (lmdb.h). Two name misuse in general
- * (BAD_TXN, BAD_VALSIZE), but the probes only read and write one small value: from them, these
- * come of garbage pages (a node's flags, a size).
- */
-const DAMAGE_ERRORS: ReadonlySet<number> = new Set([
-  -30797, // MDB_PAGE_NOTFOUND
-  -30796, // MDB_CORRUPTED
-  -30795, // MDB_PANIC
-  -30794, // MDB_VERSION_MISMATCH
-  -30793, // MDB_INVALID
-  -30787, // MDB_CURSOR_FULL
-  -30786, // MDB_PAGE_FULL
-  -30782, // MDB_BAD_TXN
-  -30781, // MDB_BAD_VALSIZE
-  -30779, // MDB_PROBLEM
-  -30778, // MDB_BAD_CHECKSUM
-]);
 /** How a process reading a damaged environment dies. */
 const DAMAGE_SIGNALS: ReadonlySet<string> = new Set(['SIGSEGV', 'SIGBUS', 'SIGABRT', 'SIGILL', 'SIGFPE']);
-/** Exit code of the probe (lmdb-probe.ts) when LMDB reported damage. */
-export const PROBE_FOUND_DAMAGE = 3;
-
-export function isLmdbDamageError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'number' && DAMAGE_ERRORS.has(code);
-}
 
 /**
  * How many more looks fileProblem takes at a problem before it gives up telling (below), and the
@@ -187,9 +153,6 @@ function lookAtFile(file: string, trees: boolean): { head: Buffer; problem: stri
 /** How long the probe may read before it counts as having told nothing. */
 const PROBE_TIMEOUT_MS = 120_000;
 
-/** How the probe (lmdb-probe.ts) starts the line that reports damage, before it exits. */
-export const PROBE_DAMAGE_LINE = 'damaged: ';
-
 /**
  * Reads every entry of every database in a child process (lmdb-probe.ts), and writes once.
  * Returns why the environment is damaged, or null when the child read it all, or could not tell
@@ -204,26 +167,6 @@ function probeProblem(path: string): string | null {
   if (r.signal && DAMAGE_SIGNALS.has(r.signal)) return `reading it killed a process with ${r.signal}`;
   if (r.status === PROBE_FOUND_DAMAGE) return 'reading it failed';
   return null;
-}
-
-const MDB_INCOMPATIBLE = -30784;
-
-/**
- * Every named database, opened to read bytes (never decoded, so that garbage values cannot fail
- * a probe). A key of the main database that is not a database (LMDB answers MDB_INCOMPATIBLE to
- * opening it as one) is skipped: it is a value someone put there, not damage.
- */
-export function* namedDatabases(root: RootDatabase): Generator<LmdbDb<Buffer>> {
-  for (const name of root.getKeys()) {
-    let db: LmdbDb<Buffer> | undefined;
-    try {
-      db = root.openDB<Buffer>({ name: String(name), compression: false, encoding: 'binary' });
-    } catch (err) {
-      if ((err as { code?: unknown }).code === MDB_INCOMPATIBLE) continue;
-      throw err;
-    }
-    if (db) yield db;
-  }
 }
 
 /** Reads what a first read goes through: the list of named databases and each one's first key. */
@@ -243,11 +186,6 @@ function moveAside(path: string): string {
   for (let i = 2; existsSync(target); i++) target = `${base}-${i}`;
   renameSync(path, target);
   return target;
-}
-
-/** Opens the environment with the options every process and thread of perch uses. */
-export function openRoot(path: string): RootDatabase {
-  return open({ path, ...ENV_OPTIONS });
 }
 
 /**

@@ -4,6 +4,7 @@
 // process killed during its turn does not hold up the next. And the flag mirror rebuilt from
 // SQLite.
 import t from 'tap';
+import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDataDir } from '../helpers/server';
@@ -13,6 +14,15 @@ import { SERVER_LOCK_FILE } from '../../src/store/server-lock';
 import { openLockHolder, serverLockHolder } from '../helpers/lock-holder';
 import { openFlagMirror, rebuildFlagMirror } from '../../src/links/anomaly';
 import { LinkStore } from '../../src/links/store';
+
+t.test('the probe, a process of its own at every check, loads lmdb-js and none of the other stores', async (t) => {
+  const script = `require(${JSON.stringify(require.resolve('../../src/store/lmdb-env'))});
+    process.stdout.write(JSON.stringify(Object.keys(require.cache)));`;
+  const files = JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })) as string[];
+  t.ok(files.some((f) => f.includes('/node_modules/lmdb/')), 'lmdb-js');
+  t.notOk(files.some((f) => f.includes('/node_modules/better-sqlite3/')), 'not SQLite');
+  t.same(files.filter((f) => f.includes('/dist/src/')).map((f) => f.replace(/.*\/dist\//, '')), ['src/store/lmdb-env.js'], 'no other module of perch');
+});
 
 function dataDir(t: { teardown(fn: () => unknown): void }): string {
   const dir = tempDataDir('perch-hot-');

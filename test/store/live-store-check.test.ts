@@ -7,7 +7,8 @@ import { Worker } from 'node:worker_threads';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDataDir } from '../helpers/server';
-import { fileProblem, openRoot } from '../../src/store/lmdb';
+import { fileProblem } from '../../src/store/lmdb';
+import { openRoot } from '../../src/store/lmdb-env';
 
 /** Writes the environment at `path` in a loop until told to stop, counting its commits. */
 const WRITER = `
@@ -34,7 +35,7 @@ t.test('a healthy environment that another writer changes while it is read is no
   await root.close();
 
   const state = new Int32Array(new SharedArrayBuffer(8));
-  const worker = new Worker(WRITER, { eval: true, workerData: { path, lmdb: require.resolve('../../src/store/lmdb'), state: state.buffer } });
+  const worker = new Worker(WRITER, { eval: true, workerData: { path, lmdb: require.resolve('../../src/store/lmdb-env'), state: state.buffer } });
   const messages: string[] = [];
   const heard = (what: string) =>
     new Promise<void>((resolve, reject) => {
