@@ -7,6 +7,7 @@
 // entry tells, so links without a password pay one comparison. The password itself is sent to
 // POST /{code} (routes.ts).
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { wantsJson } from '../core/accept';
 import { referrerHost } from '../core/clicks';
 import { clientNetwork } from '../core/client-network';
 import { isCodeShaped } from '../core/short-code';
@@ -57,12 +58,8 @@ function writeLimitHeaders(res: HttpResponse, d: BucketDecision): void {
   res.writeHeader('X-RateLimit-Reset', String(d.resetUnix));
 }
 
-function wantsJson(req: HttpRequest): boolean {
-  return req.getHeader('accept').indexOf('application/json') !== -1;
-}
-
 function answerError(res: HttpResponse, req: HttpRequest, head: boolean, status: string, json: string, html: string, d: BucketDecision): void {
-  const asJson = wantsJson(req);
+  const asJson = wantsJson(req.getHeader('accept'));
   res.writeStatus(status);
   res.writeHeader('Cache-Control', NO_STORE);
   writeLimitHeaders(res, d);
@@ -114,7 +111,7 @@ function serve(res: HttpResponse, req: HttpRequest, head: boolean): void {
   }
   if (entry[3] === 1) {
     // A password link: the form (200), or the JSON 401 for a client asking for JSON. Not a click.
-    const asJson = wantsJson(req);
+    const asJson = wantsJson(req.getHeader('accept'));
     answerError(res, req, head, asJson ? '401 Unauthorized' : '200 OK', PASSWORD_REQUIRED_JSON, PASSWORD_FORM_HTML, d);
     observe(REDIRECT_ROUTE, method, asJson ? 401 : 200, (performance.now() - started) / 1000);
     return;

@@ -1,6 +1,7 @@
 // HTTP routes of the short-link management API, and POST /{code} (the password of a protected
 // link). The redirect itself is a raw route: redirect.ts.
 import { isUtf8 } from 'node:buffer';
+import { wantsJson } from '../core/accept';
 import { referrerHost } from '../core/clicks';
 import { isCodeShaped } from '../core/short-code';
 import { isBotUserAgent } from '../core/user-agent';
@@ -193,7 +194,7 @@ function answer(status: number, asJson: boolean, json: string, html: string, hea
  */
 async function unlockLink(links: LinkService, deps: LinkRouteDeps, ctx: Ctx): Promise<Reply> {
   const code = ctx.params[0];
-  const asJson = ctx.extra.accept.includes('application/json') || isJson(ctx.headers.contentType);
+  const asJson = wantsJson(ctx.extra.accept) || isJson(ctx.headers.contentType);
   try {
     const access = isCodeShaped(code) ? links.access(code) : ({ state: 'unknown' } as const);
     if (access.state === 'unknown') return answer(404, asJson, NOT_FOUND_JSON, NOT_FOUND_HTML);

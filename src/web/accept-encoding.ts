@@ -1,6 +1,8 @@
 // Which precompressed form of a web client file to send, from the request's Accept-Encoding
 // (RFC 9110, section 12.5.3). Pure; the routes precompute everything else.
 
+import { quality } from '../core/quality';
+
 export type Coding = 'br' | 'gzip' | 'identity';
 
 /**
@@ -30,16 +32,4 @@ export function chooseCoding(acceptEncoding: string): Coding {
   const best = Math.max(br, gzip);
   if (best <= 0 || identity > best) return 'identity';
   return br >= gzip ? 'br' : 'gzip';
-}
-
-/** The `q` of a coding's parameters (`q=0.5`); 1 when absent, 0 when malformed. */
-function quality(params: string): number {
-  for (const param of params.split(';')) {
-    const eq = param.indexOf('=');
-    if (eq === -1 || param.slice(0, eq).trim().toLowerCase() !== 'q') continue;
-    const value = param.slice(eq + 1).trim();
-    if (!/^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(value)) return 0;
-    return Number(value);
-  }
-  return 1;
 }

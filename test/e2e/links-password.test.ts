@@ -72,6 +72,7 @@ t.test('GET answers the form (no target in it) or the JSON 401; the right passwo
   const json = await server.get('/' + code, { headers: { accept: 'application/json' } });
   t.equal(json.status, 401);
   t.same(json.json, { error: 'password_required', message: 'This link is protected by a password.' });
+  t.equal((await server.get('/' + code, { headers: { accept: 'Application/JSON' } })).status, 401, 'Accept in any case');
   const head = await server.request('HEAD', '/' + code);
   t.equal(head.status, 200);
   t.equal(head.headers.get('content-length'), String(Buffer.byteLength(page.text)));

@@ -51,6 +51,11 @@ t.test('unknown codes and reserved paths: 404, HTML by default, JSON when asked'
   t.equal(json.json.error, 'not_found');
   t.type(json.json.message, 'string');
   t.ok(hasLimitHeaders(json));
+  // The media type in any case; a quality of 0, or text/html rated above it, asks for the page.
+  t.equal((await server.get('/Zz9Zz9Q', { headers: { accept: 'APPLICATION/JSON' } })).json.error, 'not_found', 'Accept in capitals');
+  for (const accept of ['text/html, application/json;q=0', 'text/html, application/json;q=0.5', 'text/html,application/xhtml+xml,*/*;q=0.8']) {
+    t.match((await server.get('/Zz9Zz9Q', { headers: { accept } })).headers.get('content-type'), /text\/html/, `the page for ${accept}`);
+  }
   for (const p of ['/x', '/bad%20code', '/API', '/%61pi']) {
     const r = await server.get(p);
     t.equal(r.status, 404, p);
