@@ -63,34 +63,20 @@ export type Decision =
   /** The actor joins the row: actor_ids gains it in front, actor_count + 1, updated_at moves, unread again. */
   | { kind: 'join' }
   /** The actor is already in the row and acted again: it moves to the front, updated_at moves, unread again. */
-  | { kind: 'refresh' }
-  /** Nothing changes. */
-  | { kind: 'none' };
+  | { kind: 'refresh' };
 
 /**
  * What an action does to the recipient's notifications. Within `windowMs` of the row's creation an
  * action with the same key joins the newest such row; otherwise (or with no row) it makes a new
  * one. A priority actor's actions are never aggregated: each makes a row of its own, marked
- * priority. An actor who is already in the row and acts again only counts for a reply (a new
- * reply is new content); a like or follow repeated after an unlike or unfollow changes nothing,
- * so toggling cannot notify someone over and over. `priorityRepeat` tells, for a priority actor,
- * whether a priority row of theirs with the same key was made within the window (the same rule).
+ * priority. An actor already in the row who acts again (a second reply, a like after an unlike, a
+ * follow after an unfollow) is a new action with the same key too: it refreshes the row without
+ * counting the actor twice (CONTRACT.md, "Aggregation").
  */
-export function decide(
-  action: Action,
-  actorIsPriority: boolean,
-  group: GroupRow | null,
-  priorityRepeat: boolean,
-  atMs: number,
-  windowMs: number,
-): Decision {
-  if (actorIsPriority) {
-    if (priorityRepeat && action.type !== 'reply') return { kind: 'none' };
-    return { kind: 'create', priority: true };
-  }
+export function decide(action: Action, actorIsPriority: boolean, group: GroupRow | null, atMs: number, windowMs: number): Decision {
+  if (actorIsPriority) return { kind: 'create', priority: true };
   if (!group || atMs - group.createdAtMs >= windowMs) return { kind: 'create', priority: false };
-  if (!group.hasActor) return { kind: 'join' };
-  return action.type === 'reply' ? { kind: 'refresh' } : { kind: 'none' };
+  return group.hasActor ? { kind: 'refresh' } : { kind: 'join' };
 }
 
 /** actor_ids with `actorId` in front: newest first, no duplicates, at most `max`. */

@@ -59,17 +59,14 @@ export function generateNotifications(store: NotificationStore, a: GenerateArgs)
 
     const atMs = Date.parse(e.created_at);
     const isPriority = p.priority_user_ids.includes(action.actorId);
-    const windowStart = new Date(atMs - a.windowMs).toISOString();
     const groupRow = isPriority ? undefined : store.group(action.recipientId, action.type, action.postId);
     const decision = decide(
       action,
       isPriority,
       groupRow ? { createdAtMs: Date.parse(groupRow.created_at), hasActor: store.hasActor(groupRow.id, action.actorId) } : null,
-      isPriority && store.priorityRepeat(action.recipientId, action.type, action.postId, action.actorId, windowStart),
       atMs,
       a.windowMs,
     );
-    if (decision.kind === 'none') continue;
 
     let last = latest.get(action.recipientId);
     if (last === undefined) {

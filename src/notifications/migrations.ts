@@ -86,4 +86,15 @@ export const subscriptionKeys: Migration = {
   `,
 };
 
-export const MIGRATIONS: readonly Migration[] = [notifications, subscriptionKeys];
+// A priority actor's like or follow again after an unlike or unfollow once made no row, and this
+// index found that actor's earlier priority row with the same key; each priority action now makes
+// a row of its own (core/notifications.ts, decide), and nothing reads priority rows by key.
+export const dropPriorityKeyIndex: Migration = {
+  version: 14,
+  name: 'notifications: drop the priority rows by key',
+  sql: `
+    DROP INDEX IF EXISTS notifications_priority;
+  `,
+};
+
+export const MIGRATIONS: readonly Migration[] = [notifications, subscriptionKeys, dropPriorityKeyIndex];

@@ -123,10 +123,6 @@ export class NotificationStore {
         `SELECT CAST(id AS TEXT) AS id, created_at, actor_ids, seq FROM notifications
          WHERE recipient_id = ? AND type = ? AND post_id IS ? AND priority = 0 ORDER BY created_at DESC LIMIT 1`,
       ),
-      priorityRepeat: q(
-        `SELECT EXISTS (SELECT 1 FROM notifications WHERE recipient_id = ? AND type = ? AND post_id IS ? AND priority = 1
-           AND created_at > ? AND actor_ids = ?)`,
-      ).pluck(),
       hasActor: q('SELECT EXISTS (SELECT 1 FROM notification_actors WHERE notification_id = ? AND actor_id = ?)').pluck(),
       latestStamp: q('SELECT updated_at FROM notifications WHERE recipient_id = ? ORDER BY seq DESC LIMIT 1').pluck(),
       insert: q(
@@ -229,11 +225,6 @@ export class NotificationStore {
 
   group(recipientId: string, type: NotificationType, postId: string | null): GroupRowData | undefined {
     return this.s.group.get(recipientId, type, postId === null ? null : BigInt(postId)) as GroupRowData | undefined;
-  }
-
-  /** Whether `actorId` has a priority row with this key made after `since`. */
-  priorityRepeat(recipientId: string, type: NotificationType, postId: string | null, actorId: string, since: string): boolean {
-    return this.s.priorityRepeat.get(recipientId, type, postId === null ? null : BigInt(postId), since, JSON.stringify([actorId])) === 1;
   }
 
   hasActor(notificationId: string, actorId: string): boolean {

@@ -85,12 +85,18 @@ t.test('aggregation: one row per key within the window, a new one after it', asy
   t.equal(items[0].created_at, row.created_at);
   t.ok(items[0].updated_at > row.updated_at);
 
-  // An unlike removes nothing; a like again after it adds nobody twice.
+  // An unlike removes nothing; a like again after it is a new action with the same key: cid moves
+  // to the front, counted once, and the row, read meanwhile, is unread again and moves.
+  t.equal((await server.post(`/api/notifications/${row.id}/read`, { key: ann.key })).status, 204);
   t.equal((await server.request('DELETE', `/api/posts/${post.id}/like`, { key: cid.key })).status, 204);
-  await like(server, cid.key, post.id);
   await generated(server);
-  const same = (await notificationsOf(server, ann.key)).find((n) => n.id === row.id);
-  t.same([same.actor_count, same.actor_ids], [4, [eve.user_id, dan.user_id, cid.user_id, ben.user_id]]);
+  const unliked = (await notificationsOf(server, ann.key)).find((n) => n.id === row.id);
+  t.same([unliked.actor_count, unliked.actor_ids, unliked.read], [4, [eve.user_id, dan.user_id, cid.user_id, ben.user_id], true], 'the unlike changed nothing');
+  await like(server, cid.key, post.id);
+  items = await waitForNotifications(server, ann.key, 'cid likes again', (items) => items[0].id === row.id && items[0].actor_ids[0] === cid.user_id);
+  t.same([items[0].actor_count, items[0].actor_ids], [4, [cid.user_id, eve.user_id, dan.user_id, ben.user_id]], 'in front, not twice');
+  t.equal(items[0].read, false, 'unread again');
+  t.ok(items[0].updated_at > unliked.updated_at, 'updated_at moved');
 
   // Once the row is older than the window, a like makes a new row.
   const windowEnds = Date.parse(row.created_at) + WINDOW_SECONDS * 1000;
@@ -238,6 +244,12 @@ t.test('preferences apply before storing: disabled types, muted threads, priorit
   );
   await generated(server);
   t.equal((await notificationsOf(server, cid.key)).length, before + 4);
+  // A priority actor's like again after an unlike is an action of its own: a row of its own.
+  t.equal((await server.request('DELETE', `/api/posts/${other.id}/like`, { key: ben.key })).status, 204);
+  await like(server, ben.key, other.id);
+  const again = await waitForNotifications(server, cid.key, "ben's like again", (items) => items.length === before + 5);
+  t.same([again[0].type, again[0].actor_ids, again[0].priority], ['like', [ben.user_id], true]);
+  t.not(again[0].id, items[2].id, 'not the first like\'s row');
 });
 
 t.test('read, read-all and the unread count', async (t) => {

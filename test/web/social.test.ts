@@ -244,7 +244,7 @@ t.test("likes toggle, with the count read back from the server; the author's ope
   await bobPage.click(like);
   await waitInPage(bobPage, `document.querySelector('${like}').getAttribute('aria-pressed') === 'true'`);
   t.equal((await server.get(`/api/posts/${postId}`)).json.like_count, 1);
-  t.equal((await server.get('/api/me', { key: alice.key })).json.unread_notifications, 2, 'liking again after an unlike notifies nobody again');
+  t.equal((await server.get('/api/me', { key: alice.key })).json.unread_notifications, 2, 'liking again after an unlike refreshes the unread row it is in: still two unread');
 
   // The post's own page, reached from its time.
   await bobPage.click(`.post-list article[data-post-id="${postId}"] a.post-time`);
