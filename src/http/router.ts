@@ -259,6 +259,26 @@ export function zodDetails(error: ZodError, root = ''): ErrorDetail[] {
   return details;
 }
 
+/**
+ * The body sent to a route that takes none: accepted as JSON that says nothing (an empty object),
+ * refused as any JSON body would be otherwise (415, 400; a field is unknown to such a route).
+ */
+function checkEmptyJson(contentType: string, body: ArrayBuffer | Buffer): void {
+  if (!isJsonContentType(contentType)) throw new HttpError('unsupported_media_type', 'Send the body as application/json.');
+  if (!isUtf8(body)) throw invalidRequest([{ path: '', message: 'the body is not valid UTF-8' }], 'The body is not valid UTF-8 JSON.');
+  let value: unknown;
+  try {
+    value = JSON.parse(UTF8.decode(body));
+  } catch {
+    throw invalidRequest([{ path: '', message: 'the body is not valid JSON' }], 'The body is not valid JSON.');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw invalidRequest([{ path: '', message: 'this endpoint takes no body: send none, or an empty object' }]);
+  }
+  const keys = Object.keys(value);
+  if (keys.length > 0) throw invalidRequest(keys.map((key) => ({ path: key, message: `unknown field "${key}"` })));
+}
+
 function isJsonContentType(ct: string): boolean {
   const semi = ct.indexOf(';');
   return (semi === -1 ? ct : ct.slice(0, semi)).trim().toLowerCase() === 'application/json';
@@ -567,7 +587,11 @@ export class Router {
         return;
       }
       if (route.method !== 'GET') {
-        this.runAfterParse(route, res, ctx, state, true);
+        // An endpoint that takes no body holds one sent anyway to the rules of every body
+        // (CONTRACT.md, section 1): JSON, 16 KiB at most, and no field it does not know, which
+        // for it is every field. Most such requests have none and go straight on.
+        if (hasBodyHeaders(headers) || headers.transferEncoding !== '') this.readBody(route, res, ctx, state);
+        else this.runAfterParse(route, res, ctx, state, true);
         return;
       }
       this.run(route, res, ctx, state);
@@ -577,12 +601,15 @@ export class Router {
   }
 
   private readBody(route: Route, res: HttpResponse, ctx: Ctx, state: InFlight): void {
-    const isJson = route.body === 'json';
+    /** A route that takes no body, read because one was sent: nothing, or an empty JSON object. */
+    const noBody = route.body !== 'json' && route.body !== 'raw';
+    const isJson = route.body === 'json' || noBody;
     const limit = isJson ? JSON_BODY_LIMIT : route.maxBodyBytes ?? JSON_BODY_LIMIT;
-    if (isJson && !isJsonContentType(ctx.headers.contentType)) {
+    const declared = ctx.headers.contentLength === '' ? -1 : Number(ctx.headers.contentLength);
+    // A chunked body of a route that takes none may turn out empty: its type is checked once read.
+    if (isJson && !(noBody && declared === -1) && !isJsonContentType(ctx.headers.contentType)) {
       throw new HttpError('unsupported_media_type', 'Send the body as application/json.');
     }
-    const declared = ctx.headers.contentLength === '' ? -1 : Number(ctx.headers.contentLength);
     if (declared > limit) throw new HttpError('payload_too_large', `The body is limited to ${limit} bytes.`);
     res.onAborted(() => {
       state.aborted = true;
@@ -618,7 +645,9 @@ export class Router {
       const body: ArrayBuffer | Buffer =
         into !== null ? into.subarray(0, size) : chunks === null ? chunk : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
       try {
-        if (isJson) {
+        if (noBody) {
+          if (size > 0) checkEmptyJson(ctx.headers.contentType, body);
+        } else if (isJson) {
           if (size === 0) throw invalidRequest([{ path: '', message: 'a JSON body is required' }], 'A JSON body is required.');
           // JSON is UTF-8; decoding other bytes would silently put U+FFFD into what is stored.
           if (!isUtf8(body)) throw invalidRequest([{ path: '', message: 'the body is not valid UTF-8' }], 'The body is not valid UTF-8 JSON.');

@@ -1,5 +1,6 @@
 // The appliance answers, authenticates and fails cleanly: a real server on an ephemeral port.
 import t from 'tap';
+import { rawExchange } from '../helpers/raw-http';
 import { startServer, type TestServer, type Key } from '../helpers/server';
 
 let server: TestServer;
@@ -92,4 +93,52 @@ t.test('/metrics is Prometheus text counting requests of every thread', async (t
   t.ok(Number(line!.split(' ').pop()) >= 41, `all 41 healthz requests counted across threads: ${line}`);
   t.match(r.text, /perch_http_request_duration_seconds_bucket\{le="0.001",route="\/healthz",method="GET",status="200"\}/);
   t.match(r.text, /perch_http_threads \d/);
+});
+
+t.test('an endpoint that takes no body holds one sent anyway to the rules of every body', async (t) => {
+  const bob = await server.keygen('bob_bodies');
+  const post = await server.post('/api/posts', { key: alice.key, json: { text: 'a post to like with bodies' } });
+  t.equal(post.status, 201);
+  const like = `/api/posts/${post.json.id}/like`;
+  const likes = async () => (await server.get(`/api/posts/${post.json.id}`)).json.like_count;
+
+  // Refused, and nothing done: a field (unknown to it), a body not JSON, another type, too large.
+  const field = await server.post(like, { key: bob.key, json: { liked: true } });
+  t.equal(field.status, 400);
+  t.same(field.json, { error: 'invalid_request', message: 'liked: unknown field "liked"', details: [{ path: 'liked', message: 'unknown field "liked"' }] });
+  const refusals: Array<[number, string, Record<string, string>, string]> = [
+    [400, '{bad', { 'content-type': 'application/json' }, 'not JSON'],
+    [400, '[]', { 'content-type': 'application/json' }, 'not an object'],
+    [400, 'null', { 'content-type': 'application/json' }, 'null'],
+    [415, 'hello', { 'content-type': 'text/plain' }, 'another type'],
+    [415, '{}', {}, 'no type'],
+    [413, JSON.stringify({ x: 'a'.repeat(20_000) }), { 'content-type': 'application/json' }, 'over 16 KiB'],
+  ];
+  for (const [status, body, headers, what] of refusals) {
+    const r = await server.post(like, { key: bob.key, body, headers });
+    t.equal(r.status, status, what);
+    t.equal(r.json?.error, { 400: 'invalid_request', 413: 'payload_too_large', 415: 'unsupported_media_type' }[status], `${what}: the contract's error`);
+  }
+  t.equal(await likes(), 0, 'no refused request liked the post');
+  const follow = await server.post(`/api/users/${alice.user_id}/follow`, { key: bob.key, json: { notify: false } });
+  t.equal(follow.status, 400, 'a follow with a field');
+  t.equal((await server.get(`/api/users/${alice.user_id}`)).json.followers_count, 0, 'and nobody followed');
+  t.equal((await server.post('/api/notifications/read-all', { key: bob.key, json: { ids: ['1'] } })).status, 400, 'marking read with a field');
+  t.equal((await server.request('DELETE', `/api/posts/${post.json.id}`, { key: alice.key, json: { soft: true } })).status, 400, 'a deletion with a field');
+  t.equal((await server.get(`/api/posts/${post.json.id}`)).status, 200, 'and the post is still there');
+
+  // Accepted: no body, an empty one of any type, an empty object.
+  t.equal((await server.post(like, { key: bob.key })).status, 204, 'no body');
+  t.equal((await server.request('DELETE', like, { key: bob.key, body: '', headers: { 'content-type': 'text/plain' } })).status, 204, 'an empty body, whatever its type');
+  t.equal((await server.post(like, { key: bob.key, json: {} })).status, 204, 'an empty object');
+  t.equal(await likes(), 1);
+  // A chunked body, which says its length only as it ends: empty is no body; anything else as above.
+  const chunked = (body: string, type: string) =>
+    `POST ${like} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${bob.key}\r\nContent-Type: ${type}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n` +
+    (body ? `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n` : '') +
+    '0\r\n\r\n';
+  t.equal((await rawExchange(server.port, chunked('', 'text/plain'))).responses[0]?.status, 204, 'chunked and empty');
+  t.equal((await rawExchange(server.port, chunked('{"x":1}', 'application/json'))).responses[0]?.status, 400, 'chunked with a field');
+  t.equal((await rawExchange(server.port, chunked('hi', 'text/plain'))).responses[0]?.status, 415, 'chunked, another type');
+  t.equal(await likes(), 1);
 });
