@@ -438,8 +438,18 @@ export class Router {
     }
     for (const path of this.webSockets) {
       if (this.byPath.has(path)) throw new Error(`${path} has both routes and a WebSocket`);
-      const plain = (res: HttpResponse, req: HttpRequest) =>
-        this.reject(res, req, notFound('This is a WebSocket endpoint: send a WebSocket upgrade request (Upgrade: websocket).'), path);
+      // Not public: a request without a valid key is told so first (401), as on every endpoint
+      // that needs one; with one, that this path only takes an upgrade. The key is read where the
+      // upgrade reads it (headers, else ?access_token=).
+      const plain = (res: HttpResponse, req: HttpRequest) => {
+        let key = presentedKey(readHeaders(req, false));
+        if (!key) key = new URLSearchParams(req.getQuery() ?? '').get('access_token') ?? '';
+        const known = key !== '' && this.hooks.authenticate(key) !== undefined;
+        const err = known
+          ? notFound('This is a WebSocket endpoint: send a WebSocket upgrade request (Upgrade: websocket).')
+          : unauthorized(key ? 'The API key is unknown or revoked.' : 'A valid API key is required.');
+        this.reject(res, req, err, path);
+      };
       app.get(path, plain);
       app.head(path, plain);
       app.any(path, (res, req) => this.reject(res, req, methodNotAllowed('GET, HEAD'), path));

@@ -81,9 +81,20 @@ t.test('the upgrade: refused with 401 without a valid key; accepted with a heade
   t.equal(plain.status, 404, 'a plain GET is no upgrade');
   t.same(plain.json, { error: 'not_found', message: 'This is a WebSocket endpoint: send a WebSocket upgrade request (Upgrade: websocket).' });
   t.equal(plain.headers.get('x-ratelimit-limit'), null, 'answered as the endpoint, not as a short code');
-  const head = await server.request('HEAD', '/ws');
+  const head = await server.request('HEAD', '/ws', { key: ann.key });
   t.equal(head.status, 404, 'HEAD as GET');
   t.equal(head.headers.get('content-length'), String(Buffer.byteLength(plain.text)));
+  // The endpoint is not public: without a valid key, a plain GET is told that first.
+  const byToken = await server.get(`/ws?access_token=${encodeURIComponent(ann.key)}`);
+  t.equal(byToken.status, 404, 'the key in ?access_token= counts as for the upgrade');
+  const anonymous = await server.get('/ws');
+  t.equal(anonymous.status, 401, 'no key');
+  t.equal(anonymous.headers.get('www-authenticate'), 'Bearer');
+  t.same(anonymous.json, { error: 'unauthorized', message: 'A valid API key is required.' });
+  const unknown = await server.get('/ws', { key: 'perch_nobodysKeyAtAllxxxxxxxxxxxxxxxx' });
+  t.equal(unknown.status, 401, 'an unknown key');
+  t.equal(unknown.json.message, 'The API key is unknown or revoked.');
+  t.equal((await server.request('HEAD', '/ws')).status, 401, 'HEAD without a key');
   for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
     const r = await server.request(method, '/ws', { key: ann.key });
     t.equal(r.status, 405, method);
