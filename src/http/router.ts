@@ -212,6 +212,15 @@ export function callerAction(
 }
 
 /**
+ * The API key of a request to a WebSocket endpoint: as on every endpoint (presentedKey), else the
+ * `?access_token=` a browser's WebSocket, which cannot set headers, puts in the URL.
+ */
+export function socketKey(req: HttpRequest): string {
+  const key = presentedKey({ authorization: req.getHeader(NAME.authorization), apiKey: req.getHeader(NAME.apiKey) });
+  return key || (new URLSearchParams(req.getQuery() ?? '').get('access_token') ?? '');
+}
+
+/**
  * The API key of a request: `Authorization: Bearer <key>` or `X-Api-Key: <key>`. An Authorization
  * header of another scheme (Basic credentials a reverse proxy asked for, say) is not perch's: the
  * key is then taken from X-Api-Key. A Bearer header wins over X-Api-Key, malformed or not.
@@ -259,19 +268,24 @@ export function zodDetails(error: ZodError, root = ''): ErrorDetail[] {
   return details;
 }
 
+/** A JSON body's value; 400 for bytes that are not UTF-8 or text that is not JSON. */
+function decodeJson(body: ArrayBuffer | Buffer): unknown {
+  // JSON is UTF-8; decoding other bytes would silently put U+FFFD into what is stored.
+  if (!isUtf8(body)) throw invalidRequest([{ path: '', message: 'the body is not valid UTF-8' }], 'The body is not valid UTF-8 JSON.');
+  try {
+    return JSON.parse(UTF8.decode(body));
+  } catch {
+    throw invalidRequest([{ path: '', message: 'the body is not valid JSON' }], 'The body is not valid JSON.');
+  }
+}
+
 /**
  * The body sent to a route that takes none: accepted as JSON that says nothing (an empty object),
  * refused as any JSON body would be otherwise (415, 400; a field is unknown to such a route).
  */
 function checkEmptyJson(contentType: string, body: ArrayBuffer | Buffer): void {
   if (!isJsonContentType(contentType)) throw new HttpError('unsupported_media_type', 'Send the body as application/json.');
-  if (!isUtf8(body)) throw invalidRequest([{ path: '', message: 'the body is not valid UTF-8' }], 'The body is not valid UTF-8 JSON.');
-  let value: unknown;
-  try {
-    value = JSON.parse(UTF8.decode(body));
-  } catch {
-    throw invalidRequest([{ path: '', message: 'the body is not valid JSON' }], 'The body is not valid JSON.');
-  }
+  const value = decodeJson(body);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw invalidRequest([{ path: '', message: 'this endpoint takes no body: send none, or an empty object' }]);
   }
@@ -442,8 +456,7 @@ export class Router {
       // that needs one; with one, that this path only takes an upgrade. The key is read where the
       // upgrade reads it (headers, else ?access_token=).
       const plain = (res: HttpResponse, req: HttpRequest) => {
-        let key = presentedKey(readHeaders(req, false));
-        if (!key) key = new URLSearchParams(req.getQuery() ?? '').get('access_token') ?? '';
+        const key = socketKey(req);
         const known = key !== '' && this.hooks.authenticate(key) !== undefined;
         const err = known
           ? notFound('This is a WebSocket endpoint: send a WebSocket upgrade request (Upgrade: websocket).')
@@ -659,13 +672,7 @@ export class Router {
           if (size > 0) checkEmptyJson(ctx.headers.contentType, body);
         } else if (isJson) {
           if (size === 0) throw invalidRequest([{ path: '', message: 'a JSON body is required' }], 'A JSON body is required.');
-          // JSON is UTF-8; decoding other bytes would silently put U+FFFD into what is stored.
-          if (!isUtf8(body)) throw invalidRequest([{ path: '', message: 'the body is not valid UTF-8' }], 'The body is not valid UTF-8 JSON.');
-          try {
-            ctx.json = JSON.parse(UTF8.decode(body));
-          } catch {
-            throw invalidRequest([{ path: '', message: 'the body is not valid JSON' }], 'The body is not valid JSON.');
-          }
+          ctx.json = decodeJson(body);
         } else {
           // A raw body is always a copy (above).
           ctx.raw = body as Buffer;

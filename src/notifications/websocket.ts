@@ -11,7 +11,7 @@ import type { ThreadContext } from '../capability';
 import { revocationVersion } from '../accounts/key-cache';
 import { hashApiKey } from '../core/api-key';
 import { unauthorized } from '../http/errors';
-import { presentedKey, writeReply } from '../http/router';
+import { socketKey, writeReply } from '../http/router';
 import { log } from '../log';
 import { ThreadPresence } from './presence';
 import { DELIVERY_TOPIC, type DeliveryMessage } from './topics';
@@ -86,9 +86,7 @@ export class NotificationSockets {
 
   private upgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
     const started = performance.now();
-    const authorization = req.getHeader('authorization');
-    let key = presentedKey({ authorization, apiKey: req.getHeader('x-api-key') });
-    if (!key) key = new URLSearchParams(req.getQuery() ?? '').get('access_token') ?? '';
+    const key = socketKey(req);
     const keyHash = key ? hashApiKey(key) : '';
     const principal = key ? this.ctx.accounts.principalForKeyHash(keyHash) : undefined;
     if (!principal) {
