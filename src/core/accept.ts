@@ -1,7 +1,7 @@
 // Content negotiation from the request's Accept header (RFC 9110, section 12.5.1), for the few
 // answers perch gives either as a page or as JSON. Pure.
 
-import { quality } from './quality';
+import { forEachElement } from './quality';
 
 /**
  * Whether a client asks for JSON rather than a page: it names `application/json` (in any case)
@@ -13,11 +13,9 @@ export function wantsJson(accept: string): boolean {
   if (accept === '') return false;
   let json = 0;
   let html = 0;
-  for (const part of accept.split(',')) {
-    const semi = part.indexOf(';');
-    const type = (semi === -1 ? part : part.slice(0, semi)).trim().toLowerCase();
-    if (type === 'application/json') json = Math.max(json, semi === -1 ? 1 : quality(part.slice(semi + 1)));
-    else if (type === 'text/html') html = Math.max(html, semi === -1 ? 1 : quality(part.slice(semi + 1)));
-  }
+  forEachElement(accept, (type, q) => {
+    if (type === 'application/json') json = Math.max(json, q);
+    else if (type === 'text/html') html = Math.max(html, q);
+  });
   return json > 0 && json >= html;
 }

@@ -58,8 +58,7 @@ function writeLimitHeaders(res: HttpResponse, d: BucketDecision): void {
   res.writeHeader('X-RateLimit-Reset', String(d.resetUnix));
 }
 
-function answerError(res: HttpResponse, req: HttpRequest, head: boolean, status: string, json: string, html: string, d: BucketDecision): void {
-  const asJson = wantsJson(req.getHeader('accept'));
+function answerError(res: HttpResponse, asJson: boolean, head: boolean, status: string, json: string, html: string, d: BucketDecision): void {
   res.writeStatus(status);
   res.writeHeader('Cache-Control', NO_STORE);
   writeLimitHeaders(res, d);
@@ -100,19 +99,19 @@ function serve(res: HttpResponse, req: HttpRequest, head: boolean): void {
   const code = decodeParam(req.getParameter(0) ?? '');
   const entry = isCodeShaped(code) ? cache.lookup(code, nowMs) : undefined;
   if (entry === undefined) {
-    answerError(res, req, head, '404 Not Found', NOT_FOUND_JSON, NOT_FOUND_HTML, d);
+    answerError(res, wantsJson(req.getHeader('accept')), head, '404 Not Found', NOT_FOUND_JSON, NOT_FOUND_HTML, d);
     observe(REDIRECT_ROUTE, method, 404, (performance.now() - started) / 1000);
     return;
   }
   if (entry[1] !== 0 && nowMs >= entry[1]) {
-    answerError(res, req, head, '410 Gone', GONE_JSON, GONE_HTML, d);
+    answerError(res, wantsJson(req.getHeader('accept')), head, '410 Gone', GONE_JSON, GONE_HTML, d);
     observe(REDIRECT_ROUTE, method, 410, (performance.now() - started) / 1000);
     return;
   }
   if (entry[3] === 1) {
     // A password link: the form (200), or the JSON 401 for a client asking for JSON. Not a click.
     const asJson = wantsJson(req.getHeader('accept'));
-    answerError(res, req, head, asJson ? '401 Unauthorized' : '200 OK', PASSWORD_REQUIRED_JSON, PASSWORD_FORM_HTML, d);
+    answerError(res, asJson, head, asJson ? '401 Unauthorized' : '200 OK', PASSWORD_REQUIRED_JSON, PASSWORD_FORM_HTML, d);
     observe(REDIRECT_ROUTE, method, asJson ? 401 : 200, (performance.now() - started) / 1000);
     return;
   }

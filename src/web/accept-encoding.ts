@@ -1,7 +1,7 @@
 // Which precompressed form of a web client file to send, from the request's Accept-Encoding
 // (RFC 9110, section 12.5.3). Pure; the routes precompute everything else.
 
-import { quality } from '../core/quality';
+import { forEachElement } from '../core/quality';
 
 export type Coding = 'br' | 'gzip' | 'identity';
 
@@ -17,16 +17,12 @@ export function chooseCoding(acceptEncoding: string): Coding {
   let gzip = -1;
   let identity = -1;
   let any = -1;
-  for (const part of acceptEncoding.split(',')) {
-    const semi = part.indexOf(';');
-    const name = (semi === -1 ? part : part.slice(0, semi)).trim().toLowerCase();
-    if (name === '') continue;
-    const q = semi === -1 ? 1 : quality(part.slice(semi + 1));
+  forEachElement(acceptEncoding, (name, q) => {
     if (name === 'br') br = q;
     else if (name === 'gzip' || name === 'x-gzip') gzip = Math.max(gzip, q);
     else if (name === 'identity') identity = q;
     else if (name === '*') any = q;
-  }
+  });
   if (br === -1) br = Math.max(any, 0);
   if (gzip === -1) gzip = Math.max(any, 0);
   const best = Math.max(br, gzip);
