@@ -66,14 +66,14 @@ export type Decision =
   | { kind: 'refresh' };
 
 /**
- * What an action does to the recipient's notifications. Within `windowMs` of the row's creation an
- * action with the same key joins the newest such row; otherwise (or with no row) it makes a new
- * one. A priority actor's actions are never aggregated: each makes a row of its own, marked
- * priority. An actor already in the row who acts again (a second reply, a like after an unlike, a
- * follow after an unfollow) is a new action with the same key too: it refreshes the row without
- * counting the actor twice (CONTRACT.md, "Aggregation").
+ * What an action does to the recipient's notifications, whatever its type. Within `windowMs` of
+ * the row's creation an action with the same key joins the newest such row; otherwise (or with no
+ * row) it makes a new one. A priority actor's actions are never aggregated: each makes a row of
+ * its own, marked priority. An actor already in the row who acts again (a second reply, a like
+ * after an unlike, a follow after an unfollow) is a new action with the same key too: it refreshes
+ * the row without counting the actor twice (CONTRACT.md, "Aggregation").
  */
-export function decide(action: Action, actorIsPriority: boolean, group: GroupRow | null, atMs: number, windowMs: number): Decision {
+export function decide(actorIsPriority: boolean, group: GroupRow | null, atMs: number, windowMs: number): Decision {
   if (actorIsPriority) return { kind: 'create', priority: true };
   if (!group || atMs - group.createdAtMs >= windowMs) return { kind: 'create', priority: false };
   return group.hasActor ? { kind: 'refresh' } : { kind: 'join' };

@@ -196,7 +196,6 @@ export class MediaStore {
     this.insertStmt.run(id, ownerId, contentType, size, now);
   }
 
-
   /** Whether any file was uploaded in [from, before) (media_created's index answers it). */
   anyCreated(from: string, before: string): boolean {
     return this.anyCreatedStmt.get(from, before) === 1;

@@ -61,7 +61,6 @@ export function generateNotifications(store: NotificationStore, a: GenerateArgs)
     const isPriority = p.priority_user_ids.includes(action.actorId);
     const groupRow = isPriority ? undefined : store.group(action.recipientId, action.type, action.postId);
     const decision = decide(
-      action,
       isPriority,
       groupRow ? { createdAtMs: Date.parse(groupRow.created_at), hasActor: store.hasActor(groupRow.id, action.actorId) } : null,
       atMs,

@@ -8,7 +8,6 @@ import { lmdbPath } from './lmdb';
 import { sqlitePath } from './sqlite';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './file-modes';
 
-
 /** What a command that opens the data directory keeps private, with the mode each gets. */
 function privatePaths(dataDir: string): Array<[string, number]> {
   const db = sqlitePath(dataDir);
