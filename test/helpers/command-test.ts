@@ -1,6 +1,7 @@
 // Tests that do the same work in both passes of the suite run in the one-thread pass only. The
 // whole suite runs the end-to-end tests twice, with one HTTP thread per test server and with two
-// (scripts/run-tests.js), so that what depends on the thread count is tested at both.
+// (scripts/run-tests.js), so that what depends on the thread count is tested at both; files whose
+// every test does the same work at both are listed there and run in the first pass only.
 //
 // - commandTest: perch's commands alone, which boot no server (commands run by runCli get none of
 //   the suite's settings). startServer refuses to boot a server inside one.
