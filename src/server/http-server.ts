@@ -122,7 +122,8 @@ export function startHttpServer(data: ThreadData, port: MessagePort, onMainThrea
   // uWS sets SO_REUSEPORT on its listening sockets unless told not to, so that threads can share
   // a port; another process could then listen on it too and be handed part of the connections (a
   // second server started at the same moment, both past the supervisor's check that the port is
-  // free). The server's only thread holds the port alone; threads sharing it cannot.
+  // free). The server's only thread holds the port alone; threads sharing it cannot, and the
+  // supervisor's lock on the address keeps a second perch server off it (claimPort).
   if (data.config.server.threads === 1) listenExclusive(app, data.config.server.host, data.port, listening);
   else app.listen(data.config.server.host, data.port, listening);
 

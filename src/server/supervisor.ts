@@ -40,7 +40,7 @@ import type { FromWriter, ThreadData, ToSupervisor, ToThread, ToWriter, WriterDa
 const STALE_READER_CHECK_MS = 5000;
 
 /** Binds the port once, exclusively, to learn whether it is free (and which port 0 means). */
-function claimPort(host: string, port: number): Promise<number> {
+function probePort(host: string, port: number): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const probe = createServer();
     probe.once('error', (err: NodeJS.ErrnoException) => {
@@ -51,6 +51,46 @@ function claimPort(host: string, port: number): Promise<number> {
       const addr = probe.address();
       const actual = typeof addr === 'object' && addr ? addr.port : port;
       probe.close(() => resolvePort(actual));
+    });
+  });
+}
+
+/** How many ports a server of several threads asked for port 0 tries before it gives up. */
+const PORT_CLAIMS = 5;
+
+/**
+ * The port the server will listen on, found free. Threads that share a port do so through
+ * SO_REUSEPORT, which lets another process listen on it beside them, so the probe's answer says
+ * nothing about a second server started at the same moment: both would pass it and then split
+ * the connections. A server of several threads therefore also holds, for as long as it runs, a
+ * lock named after the address; the second one finds it taken and refuses, or, asked for port 0,
+ * tries another port. A server of one thread holds its port alone (http-server.ts) and needs none.
+ */
+async function claimPort(host: string, port: number, sharedByThreads: boolean): Promise<number> {
+  for (let claim = 1; ; claim++) {
+    const actual = await probePort(host, port);
+    if (!sharedByThreads || (await holdPortLock(host, actual))) return actual;
+    if (port !== 0 || claim === PORT_CLAIMS) throw new StartupError(`port ${actual} on ${host} is already in use`);
+  }
+}
+
+/**
+ * Takes the lock on host:port among perch servers: a socket in Linux's abstract namespace, which
+ * no file backs and the kernel releases when its process ends, however it ends. Resolves false
+ * when another process holds it. Other systems have no such namespace: nothing is locked there.
+ */
+function holdPortLock(host: string, port: number): Promise<boolean> {
+  if (process.platform !== 'linux') return Promise.resolve(true);
+  return new Promise((resolve, reject) => {
+    const lock = createServer();
+    lock.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') resolve(false);
+      else reject(new StartupError(`cannot lock ${host}:${port} for this server: ${err.code ?? err.message}`));
+    });
+    lock.listen({ path: `\0perch port ${host} ${port}` }, () => {
+      // Held until the process ends; it must not keep the event loop alive by itself.
+      lock.unref();
+      resolve(true);
     });
   });
 }
@@ -125,7 +165,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   secureDataDir(dataDir);
   // Before anything is migrated or opened: a server that cannot listen changes nothing (another
   // version already serving this data directory on that port, say).
-  const port = await claimPort(config.server.host, config.server.port);
+  const port = await claimPort(config.server.host, config.server.port, config.server.threads > 1);
 
   let sqlite: Sqlite;
   try {

@@ -3,7 +3,7 @@ import t from 'tap';
 import { existsSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
-import { runCli, startServer, tempDataDir, testThreads } from '../helpers/server';
+import { freePort, runCli, startServer, tempDataDir, testThreads } from '../helpers/server';
 import { commandTest, pinnedThreadsTest } from '../helpers/command-test';
 
 const dirs: string[] = [];
@@ -113,6 +113,21 @@ pinnedThreadsTest('a server of one HTTP thread holds its port alone: nobody else
   });
   t.equal(other, 'false', 'a second uWS listener on the port is refused');
   t.equal((await server.get('/healthz')).status, 200, 'the server is unaffected');
+});
+
+pinnedThreadsTest('servers of two HTTP threads started at the same moment on one port: one serves, the other refuses', async (t) => {
+  // Threads share their port through SO_REUSEPORT, which another process may use as well: the
+  // supervisor's check that the port is free is over long before the threads listen.
+  for (let round = 0; round < 3; round++) {
+    const port = await freePort();
+    const starts = await Promise.allSettled([startServer({ threads: 2, port }), startServer({ threads: 2, port })]);
+    const started = starts.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    t.teardown(() => Promise.all(started.map((s) => s.close())));
+    t.equal(started.length, 1, `round ${round + 1}: one server listens`);
+    const refused = starts.find((s) => s.status === 'rejected');
+    t.match(refused?.reason?.message, new RegExp(`perch: port ${port} on 127\\.0\\.0\\.1 is already in use`), 'the other says why');
+    t.equal((await started[0].get('/healthz')).status, 200, 'the server that listens answers');
+  }
 });
 
 commandTest('refuses an unusable data dir, with one line', async (t) => {
