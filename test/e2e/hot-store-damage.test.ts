@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import { cpSync, openSync, readFileSync, readdirSync, rmSync, writeSync, closeSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, startServer, tempDataDir, type Key, type TestServer } from '../helpers/server';
-import { commandTest } from '../helpers/command-test';
+import { commandTest, pinnedThreadsTest } from '../helpers/command-test';
 import { create, shorten, waitFor } from './links-helpers';
 import { serverLockHolder } from '../helpers/lock-holder';
 import { serverRunsOn } from '../../src/store/server-lock';
@@ -126,7 +126,9 @@ async function servesAsBefore(t: Test, server: TestServer): Promise<void> {
 }
 
 for (const name of ['zeroed header', 'random bytes over the main root page']) {
-  t.test(`${name}: perch status moves the store aside and reports`, async (t) => {
+  // The command repairs; the server after it only shows what the repaired directory serves, the
+  // same at any thread count (the serve test below runs at both).
+  pinnedThreadsTest(`${name}: perch status moves the store aside and reports`, async (t) => {
     const dir = damaged(name);
     const r = await runCli(['status', '--json', '--data', dir]);
     t.equal(r.code, 0, `no crash: ${r.stderr}`);
@@ -143,20 +145,20 @@ for (const name of ['zeroed header', 'random bytes over the main root page']) {
       t.match(others[0], /\(the main database: page \d+ says it is page \d+\)/, 'found by the page check');
     }
     t.equal(movedAside(dir).length, 1);
-    const server = await startServer({ dataDir: dir, config: CONFIG });
+    const server = await startServer({ dataDir: dir, config: CONFIG, threads: 1 });
     t.teardown(() => server.close());
     t.notOk(server.logs.some((l) => l.includes('hot store')), 'the server finds a healthy store');
     await servesAsBefore(t, server);
   });
 
-  t.test(`${name}: perch keygen moves the store aside and makes the key`, async (t) => {
+  pinnedThreadsTest(`${name}: perch keygen moves the store aside and makes the key`, async (t) => {
     const dir = damaged(name);
     const r = await runCli(['keygen', '--user', 'dave', '--json', '--data', dir]);
     t.equal(r.code, 0, `no crash: ${r.stderr}`);
     t.equal(JSON.parse(r.stdout).handle, 'dave');
     t.match(r.stderr.trim().split('\n').filter((l) => !l.startsWith('data directory ')).join('\n'), REPAIR_LINE);
     t.equal(movedAside(dir).length, 1);
-    const server = await startServer({ dataDir: dir, config: CONFIG });
+    const server = await startServer({ dataDir: dir, config: CONFIG, threads: 1 });
     t.teardown(() => server.close());
     await servesAsBefore(t, server);
     const dave = JSON.parse(r.stdout) as Key;
