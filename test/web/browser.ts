@@ -78,14 +78,25 @@ async function chromiumPath(): Promise<string> {
 }
 
 // The package's flags, less the two that switch off web security (tests must see the same-origin
-// rules and the Content-Security-Policy as a person's browser applies them) and --single-process
+// rules and the Content-Security-Policy as a person's browser applies them), --single-process
 // (made for AWS Lambda; with it, a tab in a second browser context closes the browser, and tests
-// need one context per person), plus what keeps Chromium from reaching out to the network, which
-// this machine does not have.
-const DROPPED = new Set(['--disable-web-security', '--allow-running-insecure-content', '--single-process']);
+// need one context per person) and the ones that draw through SwiftShader, OpenGL emulated on the
+// CPU (no test draws with WebGL; Chromium's software compositor paints the same pages for much
+// less CPU, which the suite, run on every core at once, is short of), plus what keeps Chromium
+// from reaching out to the network, which this machine does not have.
+const DROPPED = new Set([
+  '--disable-web-security',
+  '--allow-running-insecure-content',
+  '--single-process',
+  '--use-gl=angle',
+  '--use-angle=swiftshader',
+  '--enable-unsafe-swiftshader',
+  '--in-process-gpu',
+  '--ignore-gpu-blocklist',
+]);
 // A locale of its own too: under LANG=C this Chromium's default locale is "en-US@posix", which its
 // Intl refuses (new Intl.DateTimeFormat() throws), as no person's browser would.
-const EXTRA = ['--lang=en-US', '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-default-apps'];
+const EXTRA = ['--disable-gpu', '--lang=en-US', '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-default-apps'];
 
 export async function launchBrowser(): Promise<Browser> {
   const executablePath = await chromiumPath();
