@@ -10,7 +10,9 @@
 // Each test file is a tap test run as a plain Node.js process, several at once; its output is TAP,
 // which ends with tap's count of its assertions ("# { total: 26, pass: 25, fail: 1 }"). A file that
 // passes is one line here; a file that fails, or ends without that count (a crash, a timeout), is
-// shown whole. Why not tap's own runner: it loads a module of its own into every test process (for
+// shown whole. In the whole suite the unit test files of a folder run in one process, one after
+// another (scripts/test-batch.js), and count as one: most take less time than a process's start
+// and the loading of tap and of the modules they share. Why not tap's own runner: it loads a module of its own into every test process (for
 // coverage, which the suite does not collect), about a third of a second of CPU each, and the
 // suite starts a few hundred of them on a machine whose cores the suite already keeps busy.
 'use strict';
@@ -58,11 +60,15 @@ function counts(output) {
   return { pass: get('pass'), fail: get('fail'), skip: get('skip') };
 }
 
-/** Runs one test file; resolves with its counts, whether it failed, and its output. */
-function runFile(file, env) {
+/**
+ * Runs one test file, or a batch of them in one process (`files`, named `file`); resolves with
+ * its counts, whether it failed, and its output.
+ */
+function runFile({ file, files }, env) {
   return new Promise((resolve) => {
     const started = Date.now();
-    const child = spawn(process.execPath, ['--enable-source-maps', file], {
+    const args = files ? [path.join(__dirname, 'test-batch.js'), ...files] : [file];
+    const child = spawn(process.execPath, ['--enable-source-maps', ...args], {
       cwd: root,
       env: { ...process.env, ...env, TAP_TIMEOUT: String(TIMEOUT_S) },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -98,13 +104,14 @@ function runFile(file, env) {
       // A file that ended without its count, or with a failing status but no failed assertion (a
       // crash after its tests, an unhandled rejection), counts as one failure.
       const broken = !c || (status !== 0 && c.fail === 0);
-      resolve({ file, pass: c ? c.pass : 0, fail: (c ? c.fail : 0) + (broken ? 1 : 0), skip: c ? c.skip : 0, failed: broken || (c && c.fail > 0), seconds: (Date.now() - started) / 1000, output });
+      resolve({ file, files, pass: c ? c.pass : 0, fail: (c ? c.fail : 0) + (broken ? 1 : 0), skip: c ? c.skip : 0, failed: broken || (c && c.fail > 0), seconds: (Date.now() - started) / 1000, output });
     }
   });
 }
 
 /** Runs the files, JOBS at once; prints a line per file as it ends (a failing file's output whole). */
 async function runFiles(label, files, env) {
+  files = files.map((f) => (typeof f === 'string' ? { file: f } : f));
   const results = [];
   // In name order, as tap ran them: most of the first run's unit tests then overlap the second
   // run's end-to-end files. With the end-to-end files first in both runs, four of them at once
@@ -115,7 +122,8 @@ async function runFiles(label, files, env) {
       const r = { ...(await runFile(file, env)), label };
       results.push(r);
       const skipped = r.skip ? `, ${r.skip} skipped` : '';
-      const line = `${r.failed ? 'FAIL' : 'ok  '} ${label}: ${r.file} (${r.pass} passed, ${r.fail} failed${skipped}; ${r.seconds.toFixed(1)} s)`;
+      const batch = r.files ? `${r.files.length} file${r.files.length === 1 ? '' : 's'}; ` : '';
+      const line = `${r.failed ? 'FAIL' : 'ok  '} ${label}: ${r.file} (${batch}${r.pass} passed, ${r.fail} failed${skipped}; ${r.seconds.toFixed(1)} s)`;
       process.stdout.write((r.failed ? `\n${r.output.trimEnd()}\n` : '') + line + '\n');
     }
   };
@@ -171,6 +179,24 @@ const ONE_THREAD_PASS_ONLY = new Map([
 ]);
 
 const e2e = all.filter((f) => f.split(path.sep).includes('e2e'));
+
+/**
+ * What the one-thread run runs: in the whole suite, the unit test files of each folder as one
+ * batch, and every end-to-end, browser and benchmark file on its own (they start servers,
+ * browsers and loads of their own, and take seconds each); in name order either way.
+ */
+function oneThreadRun(files) {
+  if (only.length) return files;
+  const separate = (f) => f.split(path.sep).some((part) => part === 'e2e' || part === 'web' || part === 'bench');
+  const batches = new Map();
+  for (const f of files.filter((f) => !separate(f))) {
+    const folder = path.dirname(f) + path.sep;
+    if (!batches.has(folder)) batches.set(folder, []);
+    batches.get(folder).push(f);
+  }
+  const items = [...files.filter(separate).map((f) => ({ file: f })), ...[...batches].map(([folder, batch]) => ({ file: folder, files: batch }))];
+  return items.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+}
 if (!only.length) {
   // A name left here after its file was renamed or removed would quietly stop meaning anything.
   const gone = [...ONE_THREAD_PASS_ONLY.keys()].filter((name) => !e2e.some((f) => path.basename(f) === name));
@@ -196,7 +222,7 @@ async function main() {
       process.exit(1);
     }
   }
-  const runs = [runFiles(`${threads} thread${threads === '1' ? '' : 's'}`, all, { PERCH_TEST_THREADS: threads })];
+  const runs = [runFiles(`${threads} thread${threads === '1' ? '' : 's'}`, oneThreadRun(all), { PERCH_TEST_THREADS: threads })];
   if (!only.length) runs.push(runFiles('2 threads', twoThreadE2e, { PERCH_TEST_THREADS: '2' }));
   return (await Promise.all(runs)).flat();
 }
