@@ -12,9 +12,10 @@
 // passes is one line here; a file that fails, or ends without that count (a crash, a timeout), is
 // shown whole. In the whole suite the unit test files of a folder run in one process, one after
 // another (scripts/test-batch.js), and count as one: most take less time than a process's start
-// and the loading of tap and of the modules they share. Why not tap's own runner: it loads a module of its own into every test process (for
-// coverage, which the suite does not collect), about a third of a second of CPU each, and the
-// suite starts a few hundred of them on a machine whose cores the suite already keeps busy.
+// and the loading of tap and of the modules they share. Why not tap's own runner: it loads a
+// module of its own into every test process (for coverage, which the suite does not collect),
+// about a third of a second of CPU each, and the suite starts a few hundred of them on a machine
+// whose cores the suite already keeps busy.
 'use strict';
 const { spawn, spawnSync } = require('node:child_process');
 const { existsSync, readFileSync, readdirSync } = require('node:fs');
@@ -178,7 +179,10 @@ const ONE_THREAD_PASS_ONLY = new Map([
   ['social-outbox-prune.test.js', 'a background job, run by the pool whatever the HTTP threads'],
 ]);
 
-const e2e = all.filter((f) => f.split(path.sep).includes('e2e'));
+/** Whether `file` lies under a folder named one of `folders` (at any depth below dist/test). */
+const under = (file, ...folders) => file.split(path.sep).some((part) => folders.includes(part));
+
+const e2e = all.filter((f) => under(f, 'e2e'));
 
 /**
  * What the one-thread run runs: in the whole suite, the unit test files of each folder as one
@@ -187,7 +191,7 @@ const e2e = all.filter((f) => f.split(path.sep).includes('e2e'));
  */
 function oneThreadRun(files) {
   if (only.length) return files;
-  const separate = (f) => f.split(path.sep).some((part) => part === 'e2e' || part === 'web' || part === 'bench');
+  const separate = (f) => under(f, 'e2e', 'web', 'bench');
   const batches = new Map();
   for (const f of files.filter((f) => !separate(f))) {
     const folder = path.dirname(f) + path.sep;

@@ -39,12 +39,17 @@ import type { FromWriter, ThreadData, ToSupervisor, ToThread, ToWriter, WriterDa
 /** How often the supervisor frees LMDB reader slots left by processes that died holding one. */
 const STALE_READER_CHECK_MS = 5000;
 
+/** The one line a server that cannot have its port stops with. */
+function portInUse(host: string, port: number): StartupError {
+  return new StartupError(`port ${port} on ${host} is already in use`);
+}
+
 /** Binds the port once, exclusively, to learn whether it is free (and which port 0 means). */
 function probePort(host: string, port: number): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const probe = createServer();
     probe.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE') reject(new StartupError(`port ${port} on ${host} is already in use`));
+      if (err.code === 'EADDRINUSE') reject(portInUse(host, port));
       else reject(new StartupError(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`));
     });
     probe.listen({ host, port, exclusive: true }, () => {
@@ -70,7 +75,7 @@ async function claimPort(host: string, port: number, sharedByThreads: boolean): 
   for (let claim = 1; ; claim++) {
     const actual = await probePort(host, port);
     if (!sharedByThreads || (await holdPortLock(host, actual))) return actual;
-    if (port !== 0 || claim === PORT_CLAIMS) throw new StartupError(`port ${actual} on ${host} is already in use`);
+    if (port !== 0 || claim === PORT_CLAIMS) throw portInUse(host, actual);
   }
 }
 

@@ -359,7 +359,6 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   return new Promise((resolve, reject) => {
     let buffered = '';
     let stderr = '';
-    let listening = false;
     const timer = setTimeout(() => {
       // What the server was doing, for a start that never ends: each thread's state, CPU time and
       // kernel wait, and what it logged (tests that start it logging only warnings show little).
@@ -377,7 +376,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
         buffered = buffered.slice(nl + 1);
         logs.push(line);
         if (line.includes('"msg":"listening"')) {
-          listening = true;
+          proc.off('exit', exitedBeforeListening);
           clearTimeout(timer);
           const server = new TestServer(proc, JSON.parse(line).port as number, dataDir, logs, ownsDir);
           proc.once('exit', (code, signal) => {
@@ -387,12 +386,13 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
         }
       }
     });
-    proc.once('exit', (code) => {
+    function exitedBeforeListening(code: number | null): void {
       clearTimeout(timer);
       // A start that failed gives nobody a server to close, so the directory made for it goes
       // here (a start refused on purpose would leave one behind in every run of the suite).
-      if (ownsDir && !listening) rmSync(dataDir, { recursive: true, force: true });
+      if (ownsDir) rmSync(dataDir, { recursive: true, force: true });
       reject(new Error(`server exited with ${code} before listening: ${stderr.trim()}`));
-    });
+    }
+    proc.once('exit', exitedBeforeListening);
   });
 }
