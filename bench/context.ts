@@ -103,6 +103,16 @@ export interface Round {
 const QUICK_SECONDS = 0.5;
 
 /**
+ * With --quick (and no --duration), each run of a comparison ends after this many answers a
+ * connection rather than after QUICK_SECONDS: on a loaded machine a cold server's first answers
+ * can take longer than half a second, and a run that ended before any measured nothing.
+ */
+const QUICK_ANSWERS_PER_CONNECTION = 2;
+
+/** autocannon's number of connections when a load does not set one. */
+const DEFAULT_CONNECTIONS = 10;
+
+/**
  * autocannon ends a run at its first rate sample after the duration; samples are a second apart
  * by default, so shorter runs sample more often to end on time.
  */
@@ -246,6 +256,12 @@ export class BenchContext {
     settings: { seconds: number; rounds: number; warmup: number; expected?: '2xx' | '3xx'; pids?: { perch?: number; baseline?: number } },
   ): Promise<Comparison> {
     const { seconds, rounds, warmup, expected, pids } = settings;
+    const counted = this.options.quick && this.options.duration === undefined;
+    const run = (opts: LoadOptions): LoadOptions => ({
+      ...opts,
+      duration: seconds,
+      ...(counted ? { amount: (opts.connections ?? DEFAULT_CONNECTIONS) * QUICK_ANSWERS_PER_CONNECTION } : {}),
+    });
     const warmups: Comparison['warmups'] = {};
     if (warmup > 0) {
       warmups.baseline = await this.load(`${name} warm-up, baseline`, { ...bare, duration: warmup }, expected);
@@ -253,9 +269,9 @@ export class BenchContext {
     }
     const all: Round[] = [];
     for (let r = 1; r <= rounds; r++) {
-      const before = await withCpu(pids?.baseline, () => this.load(`${name} round ${r}/${rounds}, baseline`, { ...bare, duration: seconds }, expected));
-      const p = await withCpu(pids?.perch, () => this.load(`${name} round ${r}/${rounds}, perch`, { ...perch, duration: seconds }, expected));
-      const after = await withCpu(pids?.baseline, () => this.load(`${name} round ${r}/${rounds}, baseline`, { ...bare, duration: seconds }, expected));
+      const before = await withCpu(pids?.baseline, () => this.load(`${name} round ${r}/${rounds}, baseline`, run(bare), expected));
+      const p = await withCpu(pids?.perch, () => this.load(`${name} round ${r}/${rounds}, perch`, run(perch), expected));
+      const after = await withCpu(pids?.baseline, () => this.load(`${name} round ${r}/${rounds}, baseline`, run(bare), expected));
       const baselineRps = (before.result.rps + after.result.rps) / 2;
       const ratio = p.result.rps / baselineRps;
       const cpu = cpuPerRequestUs(p.cpuSeconds, p.result.requests);

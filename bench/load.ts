@@ -15,6 +15,8 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   body?: string;
   duration?: number;
+  /** Ends the run after this many answers instead of after `duration`. */
+  amount?: number;
   connections?: number;
   pipelining?: number;
   /** Requests per second over all connections; unlimited when absent. */
