@@ -80,7 +80,7 @@ export interface PerchTarget {
   server?: TestServer;
 }
 
-/** A comparison's rounds, its median round, and its warm-up runs (none with --quick). */
+/** A comparison's rounds, its median round, and its warm-up runs (counted ones with --quick). */
 export interface Comparison {
   rounds: Round[];
   median: Round;
@@ -103,11 +103,12 @@ export interface Round {
 const QUICK_SECONDS = 0.5;
 
 /**
- * With --quick (and no --duration), each run of a comparison ends after this many answers a
- * connection rather than after QUICK_SECONDS: on a loaded machine a cold server's first answers
- * can take longer than half a second, and a run that ended before any measured nothing.
+ * With --quick a comparison has no timed warm-up; each side first gets this many answers a
+ * connection instead, unmeasured: on a loaded machine a cold server's first answers (a first group
+ * commit, say) can take longer than the half second of a quick run, and a run that ended before
+ * any answered measured nothing.
  */
-const QUICK_ANSWERS_PER_CONNECTION = 2;
+const QUICK_WARMUP_ANSWERS_PER_CONNECTION = 2;
 
 /** autocannon's number of connections when a load does not set one. */
 const DEFAULT_CONNECTIONS = 10;
@@ -256,17 +257,16 @@ export class BenchContext {
     settings: { seconds: number; rounds: number; warmup: number; expected?: '2xx' | '3xx'; pids?: { perch?: number; baseline?: number } },
   ): Promise<Comparison> {
     const { seconds, rounds, warmup, expected, pids } = settings;
-    const counted = this.options.quick && this.options.duration === undefined;
-    const run = (opts: LoadOptions): LoadOptions => ({
-      ...opts,
-      duration: seconds,
-      ...(counted ? { amount: (opts.connections ?? DEFAULT_CONNECTIONS) * QUICK_ANSWERS_PER_CONNECTION } : {}),
-    });
     const warmups: Comparison['warmups'] = {};
     if (warmup > 0) {
       warmups.baseline = await this.load(`${name} warm-up, baseline`, { ...bare, duration: warmup }, expected);
       warmups.perch = await this.load(`${name} warm-up, perch`, { ...perch, duration: warmup }, expected);
+    } else if (this.options.quick) {
+      const counted = (opts: LoadOptions): LoadOptions => ({ ...opts, duration: seconds, amount: (opts.connections ?? DEFAULT_CONNECTIONS) * QUICK_WARMUP_ANSWERS_PER_CONNECTION });
+      warmups.baseline = await this.load(`${name} warm-up, baseline`, counted(bare), expected);
+      warmups.perch = await this.load(`${name} warm-up, perch`, counted(perch), expected);
     }
+    const run = (opts: LoadOptions): LoadOptions => ({ ...opts, duration: seconds });
     const all: Round[] = [];
     for (let r = 1; r <= rounds; r++) {
       const before = await withCpu(pids?.baseline, () => this.load(`${name} round ${r}/${rounds}, baseline`, run(bare), expected));
