@@ -54,34 +54,39 @@ export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
+/** A link's human clicks and bot clicks on one UTC day. */
+export interface DailyRow { code: string; day: string; clicks: number; bots: number }
+/** A link's human clicks in one minute since the epoch; feeds last_24h. */
+export interface MinuteRow { code: string; minute: number; clicks: number }
+/** A link's human clicks from one referrer host, or 'direct'. */
+export interface ReferrerRow { code: string; referrer: string; clicks: number }
+/** A link's human clicks from one browser or OS family. */
+export interface FamilyRow { code: string; name: string; clicks: number }
+
+/** A batch's counters as rows, one per link and key; no two rows of a list share both. */
 export interface ClickAggregate {
-  /** (code, day) → human clicks and bot clicks. */
-  daily: Map<string, { code: string; day: string; clicks: number; bots: number }>;
-  /** (code, minute since epoch) → human clicks; feeds last_24h. */
-  minutes: Map<string, { code: string; minute: number; clicks: number }>;
-  /** (code, referrer host or 'direct') → human clicks. */
-  referrers: Map<string, { code: string; referrer: string; clicks: number }>;
-  /** (code, browser family) → human clicks. */
-  browsers: Map<string, { code: string; name: string; clicks: number }>;
-  /** (code, OS family) → human clicks. */
-  os: Map<string, { code: string; name: string; clicks: number }>;
+  daily: DailyRow[];
+  minutes: MinuteRow[];
+  referrers: ReferrerRow[];
+  browsers: FamilyRow[];
+  os: FamilyRow[];
   events: number;
 }
 
 function emptyAggregate(events: number): ClickAggregate {
-  return { daily: new Map(), minutes: new Map(), referrers: new Map(), browsers: new Map(), os: new Map(), events };
+  return { daily: [], minutes: [], referrers: [], browsers: [], os: [], events };
 }
 
-/** One link's counters while a batch is aggregated, each keyed by its own part of the row's key. */
+/** One link's counters while a batch is aggregated, each row keyed by the rest of its key. */
 interface LinkCounters {
-  daily: Map<string, { code: string; day: string; clicks: number; bots: number }>;
-  minutes: Map<number, { code: string; minute: number; clicks: number }>;
-  referrers: Map<string, { code: string; referrer: string; clicks: number }>;
-  browsers: Map<string, { code: string; name: string; clicks: number }>;
-  os: Map<string, { code: string; name: string; clicks: number }>;
+  daily: Map<string, DailyRow>;
+  minutes: Map<number, MinuteRow>;
+  referrers: Map<string, ReferrerRow>;
+  browsers: Map<string, FamilyRow>;
+  os: Map<string, FamilyRow>;
 }
 
-function countName(map: LinkCounters['browsers'], code: string, name: string): void {
+function countName(map: Map<string, FamilyRow>, code: string, name: string): void {
   const row = map.get(name);
   if (row) row.clicks++;
   else map.set(name, { code, name, clicks: 1 });
@@ -89,10 +94,10 @@ function countName(map: LinkCounters['browsers'], code: string, name: string): v
 
 /**
  * Adds a batch of events into counters; bots count only as bots, never as clicks or referrers.
- * Counted per link first, so that each click looks up its link once and then keys that are
- * strings it already has (the day, the referrer, the families) or numbers (the minute), instead of
- * joining a new key string for every counter of every click; the joined keys are made once per
- * row at the end. Rows come out grouped by link, links in the order of their first click.
+ * Counted per link, so that each click looks up its link once and then keys that are strings it
+ * already has (the day, the referrer, the families) or numbers (the minute), never a key string
+ * joined for every counter of every click. Rows come out grouped by link, links in the order of
+ * their first click.
  */
 export function aggregateClicks(events: Iterable<ClickEvent>): ClickAggregate {
   const links = new Map<string, LinkCounters>();
@@ -129,12 +134,13 @@ export function aggregateClicks(events: Iterable<ClickEvent>): ClickAggregate {
     if (e.os !== undefined) countName(link.os, code, e.os);
   }
   const agg = emptyAggregate(count);
-  for (const [code, link] of links) {
-    for (const [day, row] of link.daily) agg.daily.set(code + '\0' + day, row);
-    for (const [minute, row] of link.minutes) agg.minutes.set(code + '\0' + minute, row);
-    for (const [referrer, row] of link.referrers) agg.referrers.set(code + '\0' + referrer, row);
-    for (const [name, row] of link.browsers) agg.browsers.set(code + '\0' + name, row);
-    for (const [name, row] of link.os) agg.os.set(code + '\0' + name, row);
+  // One push a row: a link's rows can outnumber what a spread into one call may pass.
+  for (const link of links.values()) {
+    for (const row of link.daily.values()) agg.daily.push(row);
+    for (const row of link.minutes.values()) agg.minutes.push(row);
+    for (const row of link.referrers.values()) agg.referrers.push(row);
+    for (const row of link.browsers.values()) agg.browsers.push(row);
+    for (const row of link.os.values()) agg.os.push(row);
   }
   return agg;
 }
@@ -146,16 +152,16 @@ export function aggregateClicks(events: Iterable<ClickEvent>): ClickAggregate {
  */
 export function splitAggregate(agg: ClickAggregate, maxLinks: number): ClickAggregate[] {
   const partOf = new Map<string, number>();
-  for (const d of agg.daily.values()) if (!partOf.has(d.code)) partOf.set(d.code, Math.floor(partOf.size / maxLinks));
+  for (const d of agg.daily) if (!partOf.has(d.code)) partOf.set(d.code, Math.floor(partOf.size / maxLinks));
   const parts: ClickAggregate[] = [];
   for (let i = 0; i < Math.ceil(partOf.size / maxLinks); i++) {
     parts.push(emptyAggregate(i === 0 ? agg.events : 0));
   }
-  for (const [k, d] of agg.daily) parts[partOf.get(d.code)!].daily.set(k, d);
-  for (const [k, m] of agg.minutes) parts[partOf.get(m.code)!].minutes.set(k, m);
-  for (const [k, r] of agg.referrers) parts[partOf.get(r.code)!].referrers.set(k, r);
-  for (const [k, b] of agg.browsers) parts[partOf.get(b.code)!].browsers.set(k, b);
-  for (const [k, o] of agg.os) parts[partOf.get(o.code)!].os.set(k, o);
+  for (const d of agg.daily) parts[partOf.get(d.code)!].daily.push(d);
+  for (const m of agg.minutes) parts[partOf.get(m.code)!].minutes.push(m);
+  for (const r of agg.referrers) parts[partOf.get(r.code)!].referrers.push(r);
+  for (const b of agg.browsers) parts[partOf.get(b.code)!].browsers.push(b);
+  for (const o of agg.os) parts[partOf.get(o.code)!].os.push(o);
   return parts;
 }
 

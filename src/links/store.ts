@@ -322,11 +322,11 @@ export class LinkStore {
         if (v === undefined) exists.set(code, (v = this.s.linkExists.get(code) !== undefined));
         return v;
       };
-      for (const d of agg.daily.values()) if (live(d.code)) this.s.upsertDaily.run(d.code, d.day, d.clicks, d.bots);
-      for (const m of agg.minutes.values()) if (live(m.code)) this.s.upsertMinute.run(m.code, m.minute, m.clicks);
-      for (const r of agg.referrers.values()) if (live(r.code)) this.s.upsertReferrer.run(r.code, r.referrer, r.clicks);
-      for (const b of agg.browsers.values()) if (live(b.code)) this.s.upsertBrowser.run(b.code, b.name, b.clicks);
-      for (const o of agg.os.values()) if (live(o.code)) this.s.upsertOs.run(o.code, o.name, o.clicks);
+      for (const d of agg.daily) if (live(d.code)) this.s.upsertDaily.run(d.code, d.day, d.clicks, d.bots);
+      for (const m of agg.minutes) if (live(m.code)) this.s.upsertMinute.run(m.code, m.minute, m.clicks);
+      for (const r of agg.referrers) if (live(r.code)) this.s.upsertReferrer.run(r.code, r.referrer, r.clicks);
+      for (const b of agg.browsers) if (live(b.code)) this.s.upsertBrowser.run(b.code, b.name, b.clicks);
+      for (const o of agg.os) if (live(o.code)) this.s.upsertOs.run(o.code, o.name, o.clicks);
       this.s.addEvents.run(agg.events);
     })();
   }
