@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Builds lmdb-js's native addon from the sources its npm package ships, with perch's fixes to
 // LMDB (scripts/lmdb-fixes.js), and puts it where lmdb-js loads a local build before its prebuilt
-// binaries: node_modules/lmdb/build/Release/lmdb.node. Run by `npm install` (postinstall); a
+// binaries: node_modules/lmdb/build/Release/lmdb.node. Run by `npm install` (scripts/postinstall.js); a
 // second run with nothing changed does nothing.
 //
 // It compiles against the headers of the Node.js that runs it (<prefix>/include/node) and never
